@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Set up agentpost on a fresh Debian machine: system tools, a virtual environment, the package.
+#   bash scripts/setup.sh            set up, then run the main job (agentpost demo)
+#   bash scripts/setup.sh --no-demo  set up only
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+run_demo=1
+for arg in "$@"; do
+  case "$arg" in
+    --no-demo) run_demo=0 ;;
+    *) echo "unknown option: $arg" >&2; exit 2 ;;
+  esac
+done
+
+# System tools: bubblewrap (sandboxes), tmux (keystroke replay), git and gcc (bundled tasks),
+# chromium (the report test). Installed only when missing.
+missing=()
+command -v bwrap >/dev/null || missing+=(bubblewrap)
+command -v tmux >/dev/null || missing+=(tmux)
+command -v git >/dev/null || missing+=(git)
+command -v gcc >/dev/null || missing+=(gcc)
+command -v chromium >/dev/null || missing+=(chromium)
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  echo "installing system packages: ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  python3 -m venv .venv
+fi
+.venv/bin/python -m pip install -q --upgrade pip >/dev/null
+.venv/bin/python -m pip install -q -e ".[dev]"
+echo "agentpost is installed in .venv"
+
+if [ "$run_demo" = 1 ]; then
+  .venv/bin/agentpost demo
+fi

@@ -1,0 +1,1 @@
+"""Sandboxes: a lifecycle protocol with bubblewrap (default) and docker CLI backends."""

@@ -1,0 +1,1 @@
+"""Canonical trajectories: the model, importers from real scaffolds, and JSONL I/O."""

@@ -1,0 +1,193 @@
+"""The canonical trajectory: the one model every importer writes and every analysis reads.
+
+Format ``agentpost.trajectory/1``. One ``Turn`` is one model call: the assistant's text and
+reasoning, the tool calls it made, the observations those calls produced, the usage of that call
+and (when the server returned them) chosen-token and top-k logprobs.
+
+Layer: model (no I/O). Pydantic v2 gives validation errors that name the field path, which the
+importers turn into one-line errors naming the file and the JSON path.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+FORMAT = "agentpost.trajectory/1"
+
+UsageSource = Literal["reported", "running_total_diff", "run_total", "estimated"]
+CallKind = Literal["shell", "edit", "keystrokes", "control", "other"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=False)
+
+
+class Producer(_Model):
+    """What wrote a file: component name, its version and the arguments it ran with."""
+
+    name: str
+    version: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolCall(_Model):
+    """One tool call of a turn.
+
+    ``command`` holds the shell command when the call runs one (a bash tool, a Terminus keystroke
+    batch, a mini-swe-agent action); ``kind`` says how replay treats it: ``shell`` is executed,
+    ``edit`` is a file-editing tool (create/str_replace/insert), ``keystrokes`` is sent to a tmux
+    session, ``control`` is a scaffold pseudo-call (task-complete, submit, finish) that replay
+    skips, ``other`` is anything else (kept, not replayed).
+    """
+
+    id: str | None = None
+    name: str
+    arguments: Any = None
+    command: str | None = None
+    kind: CallKind = "other"
+
+
+class Observation(_Model):
+    """What one tool call produced. Every flag is nullable and kept separate: a source that
+    reports an exit code but no error flag leaves ``is_error`` null rather than guessing."""
+
+    call_id: str | None = None
+    text: str | None = None
+    exit_code: int | None = None
+    is_error: bool | None = None
+    timed_out: bool | None = None
+
+
+class Usage(_Model):
+    """Tokens of one model call. ``input_tokens`` includes cached prompt tokens;
+    ``output_tokens`` includes reasoning tokens. ``source`` says where the numbers came from."""
+
+    input_tokens: int | None = None
+    cached_tokens: int | None = None
+    output_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    source: UsageSource | None = None
+    cost_usd: float | None = None
+
+
+class Logprobs(_Model):
+    """Per generated token, stored column-wise (compact, and ready for numpy).
+
+    Shapes: ``tokens[T]``, ``chosen[T]`` (log-prob of the sampled token), ``top_logprobs[T][k]``
+    and ``top_tokens[T][k]`` (the k most likely tokens at each position, as the server sent them).
+    """
+
+    tokens: list[str] | None = None
+    chosen: list[float | None] | None = None
+    top_logprobs: list[list[float]] | None = None
+    top_tokens: list[list[str]] | None = None
+
+
+class Turn(_Model):
+    """One model call and what its tool calls produced.
+
+    ``step`` is the source's own step id where it has one (ATIF ``step_id``), which SCVD judges
+    cite; ``index`` is the zero-based position of the turn in the trajectory.
+    """
+
+    index: int
+    step: int | None = None
+    text: str | None = None
+    reasoning: str | None = None
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    observations: list[Observation] = Field(default_factory=list)
+    usage: Usage | None = None
+    logprobs: Logprobs | None = None
+    started_at: str | None = None
+    ended_at: str | None = None
+    latency_s: float | None = None
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+
+class Outcome(_Model):
+    """Whether the run solved its task, and which evaluator said so."""
+
+    resolved: bool | None = None
+    reward: float | None = None
+    tests: dict[str, str] = Field(default_factory=dict)
+    evaluator: str | None = None
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+class Totals(_Model):
+    """Counts over the whole trajectory. Token fields are sums over turns; when the source only
+    has run-level totals they hold those and ``usage_source`` is ``run_total``. Null means the
+    source has no such number (never 0)."""
+
+    turns: int = 0
+    tool_calls: int = 0
+    input_tokens: int | None = None
+    cached_tokens: int | None = None
+    output_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    cost_usd: float | None = None
+    usage_source: UsageSource | None = None
+
+
+class Source(_Model):
+    """Where an imported trajectory came from."""
+
+    format: str
+    path: str | None = None
+    record: str | None = None
+
+
+class Trajectory(_Model):
+    format: Literal["agentpost.trajectory/1"] = FORMAT
+    id: str
+    task_id: str | None = None
+    agent: str | None = None
+    agent_version: str | None = None
+    model: str | None = None
+    run_id: str | None = None
+    instruction: str | None = None
+    system_prompt: str | None = None
+    turns: list[Turn] = Field(default_factory=list)
+    outcome: Outcome = Field(default_factory=Outcome)
+    totals: Totals = Field(default_factory=Totals)
+    source: Source | None = None
+    producer: Producer
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    raw: Any = None
+
+
+def _sum(values: list[int | None]) -> int | None:
+    present = [v for v in values if v is not None]
+    return sum(present) if present else None
+
+
+def compute_totals(turns: list[Turn], run_total: Usage | None = None) -> Totals:
+    """Totals over ``turns``; falls back to ``run_total`` for token fields the turns lack.
+
+    Token sums skip turns without a number; a field is null only when no turn has it.
+    """
+    usages = [t.usage for t in turns if t.usage is not None]
+    totals = Totals(
+        turns=len(turns),
+        tool_calls=sum(len(t.tool_calls) for t in turns),
+        input_tokens=_sum([u.input_tokens for u in usages]),
+        cached_tokens=_sum([u.cached_tokens for u in usages]),
+        output_tokens=_sum([u.output_tokens for u in usages]),
+        reasoning_tokens=_sum([u.reasoning_tokens for u in usages]),
+    )
+    costs = [u.cost_usd for u in usages if u.cost_usd is not None]
+    totals.cost_usd = sum(costs) if costs else None
+    sources = {u.source for u in usages if u.source is not None}
+    # Mixed sources: report the weakest, so a reader never over-trusts the sum.
+    for weakest in ("estimated", "run_total", "running_total_diff", "reported"):
+        if weakest in sources:
+            totals.usage_source = weakest
+            break
+    if run_total is not None:
+        for name in ("input_tokens", "cached_tokens", "output_tokens", "reasoning_tokens", "cost_usd"):
+            if getattr(totals, name) is None and getattr(run_total, name) is not None:
+                setattr(totals, name, getattr(run_total, name))
+                totals.usage_source = "run_total"
+    return totals

@@ -1,0 +1,116 @@
+"""The layer rule of ARCHITECTURE.md: an import only points down model → pure → io → edges.
+
+Each module says its layer in its docstring (``Layer: pure.``). Pure code touches no
+filesystem, subprocess, network, clock or framework; heavy stacks are imported lazily
+(inside functions) everywhere, so ``import agentpost`` stays light.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "agentpost"
+ORDER = {"model": 0, "pure": 1, "io": 2, "edges": 3}
+LAYER_RE = re.compile(r"Layer:\s*(model|pure|io|edges)\b")
+
+# Standard-library and third-party modules each layer may not import (top-level name).
+FORBIDDEN = {
+    "model": {"os", "subprocess", "socket", "shutil", "sqlite3", "threading", "time", "numpy",
+              "torch", "openai", "httpx", "typer", "rich", "trl", "verl", "ray", "transformers"},
+    "pure": {"os", "subprocess", "socket", "shutil", "sqlite3", "threading", "time", "pathlib",
+             "tempfile", "asyncio", "http", "urllib", "openai", "httpx", "requests", "typer",
+             "rich", "trl", "verl", "ray", "transformers", "datetime", "glob", "io"},
+    "io": {"typer", "trl", "verl", "ray"},
+    "edges": set(),
+}
+# Imported lazily (inside a function) wherever they are used.
+HEAVY = {"torch", "trl", "verl", "ray", "transformers", "datasets", "accelerate"}
+
+# Modules that are not part of the package proper: bundled task files run inside sandboxes.
+EXCLUDED_PARTS = {"suites"}
+
+
+def _modules() -> list[Path]:
+    return sorted(
+        p for p in SRC.rglob("*.py") if not EXCLUDED_PARTS.intersection(p.relative_to(SRC).parts)
+    )
+
+
+def _dotted(path: Path) -> str:
+    rel = path.relative_to(SRC.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _layer(path: Path) -> str | None:
+    doc = ast.get_docstring(ast.parse(path.read_text())) or ""
+    m = LAYER_RE.search(doc)
+    if m:
+        return m.group(1)
+    if path.name == "__init__.py":
+        return "model"  # package markers: they must stay import-free
+    return None
+
+
+def _imports(tree: ast.Module, module: str, is_pkg: bool) -> list[tuple[str, bool]]:
+    """(imported module, at top level?) for every import in ``tree``."""
+    top_level = {id(n) for n in tree.body}
+    for node in tree.body:  # `if TYPE_CHECKING:` blocks count as lazy
+        if isinstance(node, ast.If):
+            top_level.discard(id(node))
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [(a.name, id(node) in top_level) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = module.split(".") if is_pkg else module.split(".")[:-1]
+                base = base[: len(base) - node.level + 1]
+                name = ".".join(base + ([node.module] if node.module else []))
+            else:
+                name = node.module or ""
+            out.append((name, id(node) in top_level))
+    return out
+
+
+LAYERS = {_dotted(p): _layer(p) for p in _modules()}
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(SRC)))
+def test_module_declares_layer_and_respects_it(path: Path) -> None:
+    layer = _layer(path)
+    assert layer, f"{path.relative_to(SRC)}: docstring must say 'Layer: model|pure|io|edges.'"
+    module = _dotted(path)
+    tree = ast.parse(path.read_text())
+    for name, top in _imports(tree, module, path.name == "__init__.py"):
+        head = name.split(".")[0]
+        if head == "agentpost":
+            target = max(
+                (m for m in LAYERS if name == m or name.startswith(m + ".")),
+                key=len,
+                default=None,
+            )
+            if target is None or LAYERS[target] is None:
+                continue
+            assert ORDER[LAYERS[target]] <= ORDER[layer], (
+                f"{module} ({layer}) imports {name} ({LAYERS[target]}): imports only point down"
+            )
+        else:
+            assert head not in FORBIDDEN[layer], f"{module} ({layer}) may not import {name}"
+            if top:
+                assert head not in HEAVY, f"{module} imports {name} at module level; import lazily"
+
+
+def test_package_import_is_light() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, agentpost.cli; bad = {'torch','trl','verl','ray','transformers'} & set(sys.modules); print(sorted(bad))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

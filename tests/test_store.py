@@ -1,0 +1,72 @@
+"""The result store: keyed by inputs, nothing computed twice, never half-written."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from agentpost.store import Store, key
+
+
+def test_key_is_stable_and_order_independent() -> None:
+    assert key("judge", {"a": 1, "b": [1, 2]}) == key("judge", {"b": [1, 2], "a": 1})
+    assert key("judge", {"a": 1}) != key("judge", {"a": 2})
+    assert key("judge", {"a": 1}) != key("replay", {"a": 1})
+
+
+def test_get_or_compute_computes_once(tmp_path) -> None:
+    store = Store(tmp_path / "s.sqlite")
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return {"reward": 1.0, "items": [1, 2, 3]}
+
+    first = store.get_or_compute("replay", {"traj": "x"}, compute)
+    second = Store(tmp_path / "s.sqlite").get_or_compute("replay", {"traj": "x"}, compute)
+    assert first == second == {"reward": 1.0, "items": [1, 2, 3]}
+    assert len(calls) == 1
+    assert store.count("replay") == 1
+    assert store.count() == 1
+
+
+def test_threads_share_a_store(tmp_path) -> None:
+    store = Store(tmp_path / "s.sqlite")
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda i: store.put(key("k", i), {"i": i}), range(200)))
+    assert store.count("k") == 200
+    assert sorted(v["i"] for _, v in store.items("k")) == list(range(200))
+
+
+def test_killed_writer_leaves_only_whole_entries(tmp_path) -> None:
+    path = tmp_path / "s.sqlite"
+    Store(path)
+    writer = textwrap.dedent(
+        f"""
+        from agentpost.store import Store, key
+        s = Store({str(path)!r})
+        i = 0
+        while True:
+            s.put(key("w", i), {{"i": i, "payload": "x" * 5000}})
+            i += 1
+        """
+    )
+    proc = subprocess.Popen([sys.executable, "-c", writer])
+    deadline = time.time() + 20
+    while Store(path).count("w") < 20 and time.time() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    store = Store(path)
+    n = store.count("w")
+    assert n >= 20
+    values = dict(store.items("w"))
+    assert len(values) == n
+    for v in values.values():
+        assert v["payload"] == "x" * 5000
+    # the writer resumes where it stopped: existing keys are found, not recomputed
+    assert store.get(key("w", 0)) == {"i": 0, "payload": "x" * 5000}
