@@ -1,0 +1,268 @@
+"""The agent loop: a model, one bash tool, a sandbox, and a canonical trajectory.
+
+Readable in one sitting, after mini-swe-agent. The conversation is a system prompt and the task
+instruction; each step asks the model once, runs the actions it chose inside the sandbox (work
+directory from the task) and feeds the observations back, truncated past a limit with a marker.
+
+Two action modes:
+- ``tools``: the model calls a ``bash`` tool (``{"command": ...}``) and a ``submit`` tool;
+- ``text``: for models without tool calling, the reply holds exactly one fenced ```` ```bash ````
+  block, and the block ``echo AGENTPOST_SUBMIT`` submits.
+
+It stops on submit, the step limit, the cost limit, the wall-clock timeout, a spent budget or a
+model error; ``metadata.exit_status`` says which. The trajectory holds per-turn usage and
+logprobs as the model returned them, exit codes and timeouts per call, model latency and exec
+durations (``Turn.extra.exec_s``). With ``snapshot_dir`` set, the writable directories are
+archived after every shell call (``Turn.extra.snapshots``), so any intermediate state can be
+graded later without replay.
+
+Layer: io.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from agentpost import __version__
+from agentpost.agent.model import Completion, Model, ToolCallRequest
+from agentpost.errors import AgentpostError, BudgetExceeded, InfraError
+from agentpost.sandbox.base import Sandbox
+from agentpost.trajectory.model import (
+    Observation,
+    Producer,
+    ToolCall,
+    Trajectory,
+    Turn,
+    compute_totals,
+)
+
+SUBMIT_COMMAND = "echo AGENTPOST_SUBMIT"
+SYSTEM_PROMPT = (
+    "You are a careful software engineer working in a Linux shell. Solve the task by running "
+    "commands; each command runs in a fresh shell in the work directory. Verify your work "
+    "before you submit."
+)
+TOOLS_GUIDE = "Use the bash tool to run commands. When you are done, call the submit tool."
+TEXT_GUIDE = (
+    "Reply with a short thought and exactly one ```bash block holding the command to run. "
+    f"When you are done, reply with the block `{SUBMIT_COMMAND}` alone."
+)
+BASH_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "bash",
+        "description": "Run a bash command in the work directory and return its output.",
+        "parameters": {
+            "type": "object",
+            "properties": {"command": {"type": "string", "description": "The command to run."}},
+            "required": ["command"],
+        },
+    },
+}
+SUBMIT_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "submit",
+        "description": "Finish the task: your work directory is graded as it is now.",
+        "parameters": {"type": "object", "properties": {}},
+    },
+}
+_BASH_BLOCK = re.compile(r"```(?:bash|sh)\s*\n(.*?)```", re.S)
+
+
+@dataclass
+class LoopConfig:
+    mode: Literal["tools", "text"] = "tools"
+    step_limit: int = 50
+    cost_limit_usd: float | None = None
+    timeout_s: float | None = None  # wall clock for the whole rollout
+    command_timeout_s: float = 60.0
+    observation_chars: int = 10_000
+    snapshot_dir: str | None = None
+    system_prompt: str = SYSTEM_PROMPT
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def truncate(text: str, limit: int) -> str:
+    """``text`` if it fits, else its head and tail around a marker saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    cut = len(text) - 2 * half
+    return f"{text[:half]}\n[... {cut} characters truncated ...]\n{text[-half:]}"
+
+
+def _actions_from_tools(comp: Completion) -> tuple[list[ToolCall], str | None]:
+    calls = []
+    for j, c in enumerate(comp.tool_calls):
+        cid = c.id or f"call_{uuid.uuid4().hex[:8]}_{j}"
+        calls.append(_classify(c, cid))
+    return calls, None if calls else "No tool call. Use the bash tool, or call submit when done."
+
+
+def _classify(c: ToolCallRequest, cid: str) -> ToolCall:
+    if c.name == "submit":
+        return ToolCall(id=cid, name="submit", arguments=c.parsed, kind="control")
+    cmd = c.parsed.get("command") if isinstance(c.parsed, dict) else None
+    if c.name != "bash" or not isinstance(cmd, str):
+        return ToolCall(id=cid, name=c.name, arguments=c.parsed or c.arguments, kind="other")
+    kind = "control" if cmd.strip() == SUBMIT_COMMAND else "shell"
+    return ToolCall(id=cid, name="bash", arguments=c.parsed, command=cmd, kind=kind)
+
+
+def _actions_from_text(comp: Completion) -> tuple[list[ToolCall], str | None]:
+    blocks = _BASH_BLOCK.findall(comp.text or "")
+    if len(blocks) != 1:
+        return [], f"Found {len(blocks)} ```bash blocks; reply with exactly one."
+    cmd = blocks[0].strip()
+    kind = "control" if cmd.splitlines()[:1] == [SUBMIT_COMMAND] else "shell"
+    return [
+        ToolCall(id=None, name="bash", arguments={"command": cmd}, command=cmd, kind=kind)
+    ], None
+
+
+class AgentLoop:
+    """One rollout of ``model`` on ``instruction`` inside ``sandbox``."""
+
+    def __init__(self, model: Model, sandbox: Sandbox, config: LoopConfig | None = None):
+        self.model = model
+        self.sandbox = sandbox
+        self.config = config or LoopConfig()
+
+    def run(
+        self,
+        instruction: str,
+        *,
+        workdir: str = "/app",
+        task_id: str | None = None,
+        traj_id: str | None = None,
+        run_id: str | None = None,
+    ) -> Trajectory:
+        cfg = self.config
+        traj_id = traj_id or uuid.uuid4().hex
+        tools = [BASH_TOOL, SUBMIT_TOOL] if cfg.mode == "tools" else None
+        guide = TOOLS_GUIDE if cfg.mode == "tools" else TEXT_GUIDE
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": cfg.system_prompt},
+            {
+                "role": "user",
+                "content": f"{instruction.strip()}\n\nWork directory: {workdir}\n{guide}",
+            },
+        ]
+        turns: list[Turn] = []
+        t0 = time.monotonic()
+        status, error = self._drive(messages, tools, turns, workdir, traj_id, t0)
+        traj = Trajectory(
+            id=traj_id, task_id=task_id, agent="agentpost", agent_version=__version__,
+            model=self.model.name, run_id=run_id, instruction=instruction,
+            system_prompt=cfg.system_prompt, turns=turns, totals=compute_totals(turns),
+            producer=Producer(name="agentpost.agent.loop", version=__version__, args=asdict(cfg)),
+            metadata={"exit_status": status, "mode": cfg.mode, "workdir": workdir,
+                      "elapsed_s": round(time.monotonic() - t0, 3)},
+        )  # fmt: skip
+        if error:
+            traj.metadata["error"] = error
+        return traj
+
+    def _stop_reason(self, turns: list[Turn], t0: float) -> str | None:
+        cfg = self.config
+        if len(turns) >= cfg.step_limit:
+            return "step_limit"
+        if cfg.timeout_s is not None and time.monotonic() - t0 >= cfg.timeout_s:
+            return "timeout"
+        if cfg.cost_limit_usd is not None:
+            spent = sum(t.usage.cost_usd or 0.0 for t in turns if t.usage)
+            if spent >= cfg.cost_limit_usd:
+                return "cost_limit"
+        return None
+
+    def _drive(self, messages, tools, turns, workdir, traj_id, t0) -> tuple[str, str | None]:
+        """Step until a stop; returns (exit status, error message or None)."""
+        while True:
+            stop = self._stop_reason(turns, t0)
+            if stop:
+                return stop, None
+            started = _now()
+            try:
+                comp = self.model.complete(messages, tools)
+            except BudgetExceeded as e:
+                return "budget_exceeded", str(e)
+            except InfraError:
+                raise  # infrastructure: the runner retries the rollout
+            except AgentpostError as e:
+                return "model_error", f"{type(e).__name__}: {e}"
+            turn = comp.to_turn(len(turns))
+            turn.started_at, turn.ended_at = started, _now()
+            submitted = self._act(comp, turn, messages, workdir, traj_id)
+            turns.append(turn)
+            if submitted:
+                return "submitted", None
+
+    def _act(self, comp, turn: Turn, messages, workdir: str, traj_id: str) -> bool:
+        """Run the turn's actions, append their observations; True when the model submitted."""
+        text_mode = self.config.mode == "text"
+        calls, problem = _actions_from_text(comp) if text_mode else _actions_from_tools(comp)
+        if text_mode:
+            messages.append({"role": "assistant", "content": comp.text or ""})
+        else:
+            msg = comp.message()
+            for raw, call in zip(msg.get("tool_calls", []), calls, strict=True):
+                raw["id"] = call.id
+            messages.append(msg)
+        turn.tool_calls = calls
+        if problem:
+            turn.extra["format_error"] = problem
+            messages.append({"role": "user", "content": problem})
+            return False
+        submitted, feedback = False, []
+        for j, call in enumerate(calls):
+            obs = self._observe(call, turn, workdir, traj_id, j)
+            turn.observations.append(obs)
+            submitted = submitted or call.kind == "control"
+            if text_mode:
+                feedback.append(obs.text or "")
+            else:
+                messages.append(
+                    {"role": "tool", "tool_call_id": call.id, "content": obs.text or ""}
+                )
+        if text_mode and feedback:
+            messages.append({"role": "user", "content": "\n".join(feedback)})
+        return submitted
+
+    def _observe(
+        self, call: ToolCall, turn: Turn, workdir: str, traj_id: str, j: int
+    ) -> Observation:
+        cfg = self.config
+        if call.kind == "control":
+            return Observation(call_id=call.id, text="Submitted.", is_error=False)
+        if call.kind != "shell":
+            text = f"Error: unknown tool {call.name!r} or bad arguments; use bash with a command."
+            return Observation(call_id=call.id, text=text, is_error=True)
+        res = self.sandbox.exec(call.command, cwd=workdir, timeout_s=cfg.command_timeout_s)
+        turn.extra.setdefault("exec_s", []).append(round(res.duration_s, 4))
+        output = res.stdout + res.stderr
+        if res.timed_out:
+            output += f"\n[command timed out after {cfg.command_timeout_s:g}s]"
+        shown = truncate(output, cfg.observation_chars)
+        if len(shown) != len(output):
+            turn.extra.setdefault("truncated_chars", []).append(len(output))
+        if cfg.snapshot_dir:
+            dest = Path(cfg.snapshot_dir) / f"{_safe(traj_id)}-t{turn.index}-c{j}.tar"
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            turn.extra.setdefault("snapshots", []).append(self.sandbox.snapshot(str(dest)).path)
+        text = f"exit_code: {res.exit_code}\n{shown}"
+        return Observation(call_id=call.id, text=text, exit_code=res.exit_code,
+                           is_error=False, timed_out=res.timed_out)  # fmt: skip
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name)

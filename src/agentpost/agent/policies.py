@@ -1,0 +1,165 @@
+"""Reference policies: scripted agents (no model) with known behaviour, for demos and tests.
+
+Each policy is labelled ``scripted/<name>`` and drives the real agent loop, real sandboxes and
+the task's real evaluator, using the task's own files: ``[agentpost].explore`` (read-only
+commands), ``[agentpost].check`` (a self-check that fails on the wrong solution),
+``solution/solve.sh`` (oracle) and ``wrong/solve.sh`` (a plausible wrong solution).
+
+- ``careful``: explore, write the oracle solution, run the check, repair if it fails, submit.
+- ``hasty``: write the wrong solution and submit without checking (fails where it is wrong).
+- ``wasteful``: explore, then re-read the same files for ``WASTE_TURNS`` more read-only turns,
+  then solve correctly and submit.
+- ``wrong-then-repaired``: explore, back up the work directory, write the wrong solution
+  first, run the check (which fails), roll back and apply the oracle fix, re-run the check,
+  submit. (The rollback is a departure from "apply the fix on top": oracle scripts assume the
+  pristine state, e.g. ``git checkout -b`` fails when the wrong candidate made the branch.)
+
+Token usage is ``estimated`` with a real tokenizer over the rendered context (see
+``agent.scripted``); there are no logprobs, since nothing was sampled.
+
+Layer: io.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Generator
+from pathlib import Path
+from typing import Any
+
+from agentpost.agent.loop import SUBMIT_COMMAND
+from agentpost.agent.scripted import ScriptedModel
+from agentpost.errors import InputError
+from agentpost.tasks.model import Task
+
+WASTE_TURNS = 16  # read-only turns after exploring: HERO's over-exploration, unmistakably
+SUBMIT = object()  # a plan step that submits
+BACKUP = "/tmp/agent/backup"
+_EXIT = re.compile(r"^exit_code: (-?\d+|None)", re.M)
+
+# A plan yields (thought, command or SUBMIT) and receives the exit code of that command.
+Plan = Generator[tuple[str, Any], int | None, None]
+
+
+def write_and_run(script: Path, label: str) -> str:
+    """A shell command that writes every file of ``script``'s directory under /tmp/agent/<label>
+    with heredocs, then runs the script from the work directory."""
+    parts = [f"mkdir -p /tmp/agent/{label}"]
+    for f in sorted(script.parent.iterdir()):
+        if f.is_file():
+            body = f.read_text()
+            if not body.endswith("\n"):
+                body += "\n"
+            parts.append(
+                f"cat > /tmp/agent/{label}/{f.name} <<'AGENTPOST_EOF'\n{body}AGENTPOST_EOF"
+            )
+    parts.append(f"bash /tmp/agent/{label}/{script.name}")
+    return "\n".join(parts)
+
+
+def _need(task: Task, what: str) -> Any:
+    value = {
+        "solution": task.solution_script,
+        "wrong": task.wrong_solutions[0] if task.wrong_solutions else None,
+        "explore": task.explore or None,
+    }[what]
+    if value is None:
+        raise InputError(task.path, what, f"task {task.id} has no {what} for the scripted policies")
+    return value
+
+
+def _explore(task: Task) -> Plan:
+    for i, cmd in enumerate(_need(task, "explore")):
+        yield ("Let me look at the work directory first." if i == 0 else "Let me read more."), cmd
+
+
+def _backup(task: Task) -> str:
+    return f"rm -rf {BACKUP} && mkdir -p {BACKUP} && cp -a {task.workdir}/. {BACKUP}/"
+
+
+def _verify_and_repair(task: Task, rollback: bool = False) -> Plan:
+    """Run the check; on failure apply the oracle (after restoring the backup taken before the
+    first candidate when ``rollback``, since an oracle expects the pristine state), re-check."""
+    if task.check is None:
+        return
+    code = yield "Let me check the result before submitting.", task.check
+    if code != 0:
+        fix = write_and_run(_need(task, "solution"), "fix")
+        if rollback:
+            wd = task.workdir
+            fix = f"find {wd} -mindepth 1 -delete && cp -a {BACKUP}/. {wd}/\n{fix}"
+        yield "The check failed; I will roll back and fix the solution.", fix
+        yield "Re-running the check.", task.check
+
+
+def careful(task: Task) -> Plan:
+    yield from _explore(task)
+    yield (
+        "I know what to do; writing the solution.",
+        write_and_run(_need(task, "solution"), "solution"),
+    )
+    yield from _verify_and_repair(task)
+    yield "Done.", SUBMIT
+
+
+def hasty(task: Task) -> Plan:
+    yield "This is easy; writing the solution.", write_and_run(_need(task, "wrong"), "solution")
+    yield "Done.", SUBMIT
+
+
+def wasteful(task: Task) -> Plan:
+    yield from _explore(task)
+    explore = _need(task, "explore")
+    for i in range(WASTE_TURNS):
+        yield "Let me double-check the files once more.", explore[i % len(explore)]
+    yield "Writing the solution.", write_and_run(_need(task, "solution"), "solution")
+    yield from _verify_and_repair(task)
+    yield "Done.", SUBMIT
+
+
+def wrong_then_repaired(task: Task) -> Plan:
+    yield from _explore(task)
+    yield "Saving a copy of the work directory so I can roll back.", _backup(task)
+    yield "Writing a first solution.", write_and_run(_need(task, "wrong"), "candidate")
+    yield from _verify_and_repair(task, rollback=True)
+    yield "Done.", SUBMIT
+
+
+POLICIES: dict[str, Callable[[Task], Plan]] = {
+    "careful": careful,
+    "hasty": hasty,
+    "wasteful": wasteful,
+    "wrong-then-repaired": wrong_then_repaired,
+}
+EXPECTED_RESOLVED = {"careful": True, "hasty": False, "wasteful": True, "wrong-then-repaired": True}
+
+
+def _last_exit_code(messages: list[dict[str, Any]]) -> int | None:
+    m = _EXIT.search(str(messages[-1].get("content") or "")) if messages else None
+    return int(m.group(1)) if m and m.group(1) != "None" else None
+
+
+def policy_model(name: str, task: Task, mode: str = "tools") -> ScriptedModel:
+    """A fresh scripted model for one rollout of policy ``name`` on ``task``."""
+    if name not in POLICIES:
+        raise InputError(
+            None, "--policy", f"unknown policy {name!r}; choose from {sorted(POLICIES)}"
+        )
+    plan = POLICIES[name](task)
+    started = False
+
+    def reply(messages: list[dict[str, Any]]) -> dict[str, Any]:
+        nonlocal started
+        try:
+            thought, cmd = plan.send(_last_exit_code(messages)) if started else next(plan)
+        except StopIteration:
+            thought, cmd = "Done.", SUBMIT
+        started = True
+        if mode == "text":
+            cmd = SUBMIT_COMMAND if cmd is SUBMIT else cmd
+            return {"content": f"{thought}\n\n```bash\n{cmd}\n```"}
+        if cmd is SUBMIT:
+            return {"content": thought, "tool_calls": [{"name": "submit", "arguments": {}}]}
+        return {"content": thought, "tool_calls": [{"name": "bash", "arguments": {"command": cmd}}]}
+
+    return ScriptedModel(reply, name=f"scripted/{name}")

@@ -1,0 +1,198 @@
+"""The group runner: G rollouts per task and agent, graded, written as they finish, resumable.
+
+Each rollout gets a fresh sandbox for its task (``tasks.evaluate.spec_for`` + ``prepare``), runs
+the agent loop, and is graded in the same sandbox by the task's evaluator; the trajectory with
+its ``outcome`` is appended to ``trajectories.jsonl`` and fsynced before the next is reported.
+A rollout's id is ``<task>::<agent>::<attempt>``, so a rerun with the same output directory
+skips every id already in the file: a kill loses at most the rollouts in flight. A rollout
+that fails on infrastructure is not written (a rerun retries it) and is listed in ``run.json``.
+
+``run.json`` (format ``agentpost.run/1``) summarises everything in the file: per task and
+agent the attempts finished and resolved (a HERO group), per agent the resolution rate.
+
+Layer: io.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from agentpost import __version__
+from agentpost.agent.loop import AgentLoop, LoopConfig
+from agentpost.agent.model import Model
+from agentpost.errors import InputError
+from agentpost.sandbox.base import Backend
+from agentpost.tasks.evaluate import evaluate, prepare, spec_for
+from agentpost.tasks.model import Task
+from agentpost.trajectory.io import append_jsonl
+from agentpost.trajectory.model import Outcome, Trajectory
+
+RUN_FORMAT = "agentpost.run/1"
+TRAJECTORIES = "trajectories.jsonl"
+
+
+@dataclass(frozen=True)
+class Agent:
+    """A label (``scripted/careful``, a model name) and a factory giving a model per rollout."""
+
+    label: str
+    make: Callable[[Task], Model]
+
+
+@dataclass
+class Rollout:
+    task: Task
+    agent: Agent
+    attempt: int
+
+    @property
+    def id(self) -> str:
+        return f"{self.task.id}::{self.agent.label}::{self.attempt}"
+
+
+@dataclass
+class RunResult:
+    ran: int = 0
+    skipped: int = 0
+    errors: list[dict[str, str]] = field(default_factory=list)
+
+
+def finished_ids(path: Path) -> set[str]:
+    """Ids of the complete lines of ``path``; a torn last line (a kill mid-write) is cut off."""
+    if not path.exists():
+        return set()
+    data = path.read_bytes()
+    end = data.rfind(b"\n") + 1
+    if end < len(data):
+        with open(path, "r+b") as f:
+            f.truncate(end)
+            os.fsync(f.fileno())
+    ids = set()
+    for lineno, line in enumerate(data[:end].splitlines(), start=1):
+        if line.strip():
+            try:
+                ids.add(orjson.loads(line)["id"])
+            except (orjson.JSONDecodeError, KeyError, TypeError):
+                raise InputError(path, f"line {lineno}", "not a trajectory line") from None
+    return ids
+
+
+def rollout_one(r: Rollout, backend: Backend, loop: LoopConfig, run_id: str) -> Trajectory:
+    """One rollout in a fresh sandbox, graded by the task's evaluator in that sandbox."""
+    task = r.task
+    if loop.timeout_s is None:  # the task's own agent timeout bounds the rollout
+        loop = replace(loop, timeout_s=task.agent_timeout_s)
+    with backend.create(spec_for(task)) as box:
+        prepare(task, box)
+        traj = AgentLoop(r.agent.make(task), box, loop).run(
+            task.instruction, workdir=task.workdir, task_id=task.id, traj_id=r.id, run_id=run_id
+        )
+        res = evaluate(task, box)
+    traj.outcome = Outcome(
+        resolved=res.resolved,
+        reward=res.reward,
+        evaluator=f"agentpost.tasks.evaluate/{task.format}",
+        details={"status": res.status, "output": res.output[-2000:], **res.details},
+    )
+    traj.metadata.update({"group": task.id, "agent_label": r.agent.label, "attempt": r.attempt})
+    return traj
+
+
+def run_groups(
+    tasks: list[Task],
+    agents: list[Agent],
+    *,
+    attempts: int,
+    out_dir: str | Path,
+    backend: Backend,
+    loop: LoopConfig,
+    concurrency: int = 2,
+    run_id: str = "run",
+    on_done: Callable[[Rollout, Trajectory | None], None] | None = None,
+    on_plan: Callable[[int, int], None] | None = None,
+) -> RunResult:
+    """Run every (task, agent, attempt) not already in ``out_dir``; returns what was done."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / TRAJECTORIES
+    done = finished_ids(path)
+    todo = [Rollout(t, a, i) for t in tasks for a in agents for i in range(attempts)]
+    result = RunResult(skipped=sum(r.id in done for r in todo))
+    lock = threading.Lock()
+    if on_plan:
+        on_plan(len(todo) - result.skipped, result.skipped)
+
+    def work(r: Rollout) -> None:
+        try:
+            traj = rollout_one(r, backend, loop, run_id)
+        except Exception as e:  # recorded and counted; a rerun retries it
+            with lock:
+                result.errors.append({"rollout": r.id, "error": f"{type(e).__name__}: {e}"})
+            traj = None
+        else:
+            with lock:
+                append_jsonl(path, traj)
+                result.ran += 1
+        if on_done:
+            on_done(r, traj)
+
+    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+        list(pool.map(work, [r for r in todo if r.id not in done]))
+    return result
+
+
+def summarize(trajectories: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per (task, agent) group and per agent: finished, resolved, rate, tokens."""
+    groups: dict[tuple[str, str], dict[str, Any]] = {}
+    for t in trajectories:
+        key = (t.get("task_id") or "", t["metadata"].get("agent_label") or t.get("model") or "")
+        g = groups.setdefault(key, {"finished": 0, "resolved": 0, "rewards": [], "tokens": []})
+        g["finished"] += 1
+        g["resolved"] += bool(t["outcome"].get("resolved"))
+        g["rewards"].append(t["outcome"].get("reward"))
+        tot = t["totals"]
+        g["tokens"].append((tot.get("input_tokens") or 0) + (tot.get("output_tokens") or 0))
+    per_agent: dict[str, dict[str, Any]] = {}
+    for (_task, agent), g in groups.items():
+        a = per_agent.setdefault(agent, {"finished": 0, "resolved": 0})
+        a["finished"] += g["finished"]
+        a["resolved"] += g["resolved"]
+    for a in per_agent.values():
+        a["resolution_rate"] = a["resolved"] / a["finished"] if a["finished"] else None
+    return {
+        "groups": [{"task": k[0], "agent": k[1], **g} for k, g in sorted(groups.items())],
+        "agents": per_agent,
+    }
+
+
+def write_summary(
+    out_dir: str | Path, args: dict[str, Any], result: RunResult, extra: dict
+) -> dict:
+    """Write ``run.json`` (atomically) from everything in ``trajectories.jsonl``."""
+    out = Path(out_dir)
+    path = out / TRAJECTORIES
+    rows = (
+        [orjson.loads(x) for x in path.read_bytes().splitlines() if x.strip()]
+        if path.exists()
+        else []
+    )
+    summary = {
+        "format": RUN_FORMAT,
+        "producer": {"name": "agentpost run", "version": __version__, "args": args},
+        "trajectories": TRAJECTORIES,
+        "this_invocation": {"ran": result.ran, "skipped": result.skipped, "errors": result.errors},
+        **summarize(rows),
+        **extra,
+    }
+    tmp = out / "run.json.tmp"
+    tmp.write_bytes(orjson.dumps(summary, option=orjson.OPT_INDENT_2))
+    os.replace(tmp, out / "run.json")
+    return summary

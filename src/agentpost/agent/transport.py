@@ -1,0 +1,269 @@
+"""The OpenAI-compatible model transport: one chat-completions call, accounted for.
+
+Any server speaking chat completions works (vLLM, SGLang, hosted APIs, ``agent.loopback``).
+Per call it records prompt, completion, cached and reasoning tokens, chosen-token and top-k
+logprobs (k = 10 by default, as HERO's turn entropy needs), latency and errors, in a
+thread-safe ``Ledger`` that also holds failed attempts.
+
+Retries: only 429, 5xx, timeouts and dropped connections, with exponential backoff and jitter
+(``Retry-After`` honoured, capped). The openai client's own retries are off (``max_retries=0``)
+so every attempt is ours and appears in the ledger. A 200 with a body that is not a chat
+completion raises ``MalformedResponse`` and is not retried (see its docstring).
+
+Budgets stop *new* calls (``BudgetExceeded``); a call already running finishes and is counted.
+Unknown prices give cost ``None``, never 0; a cost budget without prices is an input error.
+
+Layer: io.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import openai
+
+from agentpost.agent.model import (
+    Completion,
+    MalformedResponse,
+    ModelRequestError,
+    ModelUnavailable,
+)
+from agentpost.agent.wire import parse_completion
+from agentpost.errors import BudgetExceeded, InputError
+from agentpost.trajectory.model import Usage
+
+
+@dataclass(frozen=True)
+class Prices:
+    """USD per million tokens. ``cached_input`` None means cached tokens cost ``input``."""
+
+    input: float
+    output: float
+    cached_input: float | None = None
+
+    def cost(self, usage: Usage) -> float | None:
+        if usage.input_tokens is None or usage.output_tokens is None:
+            return None
+        cached = usage.cached_tokens or 0
+        cached_price = self.input if self.cached_input is None else self.cached_input
+        total = (usage.input_tokens - cached) * self.input + cached * cached_price
+        return (total + usage.output_tokens * self.output) / 1e6
+
+
+@dataclass
+class TransportConfig:
+    model: str
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    temperature: float | None = None
+    top_p: float | None = None
+    max_tokens: int | None = None
+    top_logprobs: int = 10  # 0: do not ask for logprobs
+    extra_body: dict[str, Any] = field(default_factory=dict)
+    timeout_s: float = 300.0
+    max_retries: int = 6
+    backoff_s: float = 1.0
+    backoff_max_s: float = 60.0
+    concurrency: int = 8
+    max_total_tokens: int | None = None  # budget over input + output tokens
+    max_cost_usd: float | None = None
+    prices: Prices | None = None
+
+
+@dataclass
+class Attempt:
+    """One HTTP attempt. ``usage`` is None when the server sent none (never a guessed 0)."""
+
+    call: int
+    attempt: int
+    status: str  # ok | retryable | error
+    latency_s: float
+    http_status: int | None = None
+    error_type: str | None = None
+    error: str | None = None
+    usage: Usage | None = None
+
+
+class Ledger:
+    """Every attempt and the running totals, shared by all threads using one transport."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.attempts: list[Attempt] = []
+        self.calls = 0
+        self.input_tokens = 0
+        self.output_tokens = 0
+        self.cached_tokens = 0
+        self.reasoning_tokens = 0
+        self.cost_usd: float | None = 0.0
+        self.unpriced_calls = 0
+
+    def new_call(self) -> int:
+        with self._lock:
+            self.calls += 1
+            return self.calls - 1
+
+    def record(self, a: Attempt, cost: float | None) -> None:
+        with self._lock:
+            self.attempts.append(a)
+            u = a.usage
+            if u is None:
+                return
+            self.input_tokens += u.input_tokens or 0
+            self.output_tokens += u.output_tokens or 0
+            self.cached_tokens += u.cached_tokens or 0
+            self.reasoning_tokens += u.reasoning_tokens or 0
+            if cost is None:
+                self.unpriced_calls += 1
+            elif self.cost_usd is not None:
+                self.cost_usd += cost
+
+    def errors_of(self, call: int) -> list[str]:
+        with self._lock:
+            return [
+                f"{a.error_type}: {a.error}"
+                for a in self.attempts
+                if a.call == call and a.status != "ok"
+            ]
+
+    def summary(self) -> dict[str, Any]:
+        with self._lock:
+            failed = [a for a in self.attempts if a.status != "ok"]
+            return {
+                "calls": self.calls,
+                "attempts": len(self.attempts),
+                "failed_attempts": len(failed),
+                "input_tokens": self.input_tokens,
+                "cached_tokens": self.cached_tokens,
+                "output_tokens": self.output_tokens,
+                "reasoning_tokens": self.reasoning_tokens,
+                "cost_usd": self.cost_usd if self.unpriced_calls == 0 else None,
+                "errors": [asdict(a) for a in failed[-20:]],
+            }
+
+
+def _retryable(e: Exception) -> bool:
+    if isinstance(e, openai.APIStatusError):
+        return e.status_code == 429 or e.status_code >= 500
+    return isinstance(e, openai.APIConnectionError)  # includes APITimeoutError
+
+
+def _retry_after(e: Exception) -> float | None:
+    resp = getattr(e, "response", None)
+    value = resp.headers.get("retry-after") if resp is not None else None
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+class OpenAITransport:
+    """A ``Model`` backed by a chat-completions endpoint."""
+
+    def __init__(self, config: TransportConfig, ledger: Ledger | None = None):
+        if config.max_cost_usd is not None and config.prices is None:
+            raise InputError(None, "max_cost_usd", f"a cost budget needs prices for {config.model}")
+        self.config = config
+        self.name = config.model
+        self.ledger = ledger or Ledger()
+        self._sem = threading.BoundedSemaphore(config.concurrency)
+        self._client = openai.OpenAI(
+            base_url=config.base_url,
+            api_key=os.environ.get(config.api_key_env) or "EMPTY",
+            max_retries=0,
+            timeout=config.timeout_s,
+        )
+
+    def _check_budget(self) -> None:
+        c, led = self.config, self.ledger
+        if (
+            c.max_total_tokens is not None
+            and led.input_tokens + led.output_tokens >= c.max_total_tokens
+        ):
+            raise BudgetExceeded(f"token budget {c.max_total_tokens} spent")
+        if c.max_cost_usd is not None and (led.cost_usd or 0.0) >= c.max_cost_usd:
+            raise BudgetExceeded(f"cost budget ${c.max_cost_usd} spent")
+
+    def _request(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> dict:
+        c = self.config
+        req: dict[str, Any] = {"model": c.model, "messages": messages}
+        for k in ("temperature", "top_p", "max_tokens"):
+            if getattr(c, k) is not None:
+                req[k] = getattr(c, k)
+        if c.top_logprobs:
+            req["logprobs"] = True
+            req["top_logprobs"] = c.top_logprobs
+        if tools:
+            req["tools"] = tools
+        if c.extra_body:
+            req["extra_body"] = c.extra_body
+        return req
+
+    def complete(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        params: dict[str, Any] | None = None,
+    ) -> Completion:
+        """One accounted call; ``params`` overrides request fields for this call only (e.g. a
+        judge's ``response_format`` or ``temperature``)."""
+        self._check_budget()
+        call = self.ledger.new_call()
+        req = {**self._request(messages, tools), **(params or {})}
+        for attempt in range(self.config.max_retries + 1):
+            comp = self._attempt(call, attempt, req)
+            if comp is not None:
+                comp.retried_errors = self.ledger.errors_of(call)
+                return comp
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _attempt(self, call: int, attempt: int, req: dict[str, Any]) -> Completion | None:
+        """One HTTP attempt: a Completion, None after a retryable failure (having slept the
+        backoff), or a typed error."""
+        c = self.config
+        t0 = time.monotonic()
+        try:
+            with self._sem:
+                raw = self._client.chat.completions.with_raw_response.create(**req)
+                content = raw.http_response.content
+        except openai.OpenAIError as e:
+            retryable = _retryable(e)
+            a = Attempt(
+                call,
+                attempt,
+                "retryable" if retryable else "error",
+                time.monotonic() - t0,
+                getattr(e, "status_code", None),
+                type(e).__name__,
+                str(e)[:500],
+            )
+            self.ledger.record(a, None)
+            if not retryable:
+                raise ModelRequestError(f"{c.model}: {type(e).__name__}: {e}") from e
+            if attempt >= c.max_retries:
+                raise ModelUnavailable(
+                    f"{c.model}: gave up after {attempt + 1} attempts: {type(e).__name__}: {e}"
+                ) from e
+            delay = min(c.backoff_max_s, c.backoff_s * 2**attempt) * random.uniform(0.5, 1.0)
+            hinted = _retry_after(e)
+            time.sleep(min(c.backoff_max_s, hinted) if hinted is not None else delay)
+            return None
+        latency = time.monotonic() - t0
+        try:
+            comp = parse_completion(content)
+        except MalformedResponse as e:
+            self.ledger.record(
+                Attempt(call, attempt, "error", latency, 200, "MalformedResponse", str(e)), None
+            )
+            raise
+        cost = c.prices.cost(comp.usage) if c.prices and comp.usage else None
+        if comp.usage is not None:
+            comp.usage.cost_usd = cost
+        self.ledger.record(Attempt(call, attempt, "ok", latency, 200, usage=comp.usage), cost)
+        comp.latency_s, comp.attempts, comp.model = latency, attempt + 1, c.model
+        return comp

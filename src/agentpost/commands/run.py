@@ -1,0 +1,179 @@
+"""`agentpost run`: G rollouts per task with a model or the scripted reference policies.
+
+Layer: edges.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import typer
+
+from agentpost.errors import InputError
+
+
+def _tasks(tasks_dir: str, only: list[str] | None):
+    from agentpost.tasks.loader import bundled_suite_path, load_suite
+
+    path = Path(tasks_dir)
+    if not path.exists() and "/" not in tasks_dir:
+        path = bundled_suite_path(tasks_dir)  # a bundled suite by name, e.g. "terminal"
+    tasks = load_suite(path)
+    if only:
+        missing = sorted(set(only) - {t.id for t in tasks})
+        if missing:
+            raise InputError(path, "--task", f"no task named {', '.join(missing)}")
+        tasks = [t for t in tasks if t.id in only]
+    return tasks
+
+
+def _agents(model: str | None, base_url: str | None, policies: list[str] | None, kw: dict):
+    from agentpost.agent.run import Agent
+
+    if bool(model) == bool(policies):
+        raise InputError(
+            None, "--model/--policy", "give either --model (with --base-url) or --policy"
+        )
+    if policies:
+        from agentpost.agent.policies import POLICIES, policy_model
+
+        names = list(POLICIES) if policies == ["all"] else policies
+        for n in names:
+            if n not in POLICIES:
+                raise InputError(
+                    None, "--policy", f"unknown policy {n!r}; choose from {sorted(POLICIES)} or all"
+                )
+        mode = kw["mode"]
+        return [
+            Agent(f"scripted/{n}", lambda t, n=n: policy_model(n, t, mode)) for n in names
+        ], None
+    from agentpost.agent.transport import OpenAITransport, Prices, TransportConfig
+
+    prices = None  # unknown prices: cost stays null, never 0
+    if kw["price_in"] is not None or kw["price_out"] is not None:
+        if kw["price_in"] is None or kw["price_out"] is None:
+            raise InputError(None, "--price-in/--price-out", "give both, or neither")
+        prices = Prices(kw["price_in"], kw["price_out"], kw["price_cached"])
+    transport = OpenAITransport(
+        TransportConfig(
+            model=model, base_url=base_url, api_key_env=kw["api_key_env"],
+            temperature=kw["temperature"], max_tokens=kw["max_tokens"],
+            top_logprobs=kw["top_logprobs"], concurrency=kw["concurrency"],
+            max_total_tokens=kw["token_budget"], max_cost_usd=kw["max_cost"], prices=prices,
+        )
+    )  # fmt: skip
+    return [Agent(model, lambda t: transport)], transport
+
+
+def run(
+    out: str = typer.Option(..., "-o", "--out", help="Output directory (reused to resume)."),
+    tasks: str = typer.Option(
+        "terminal", "--tasks", help="Suite directory, or a bundled suite name."
+    ),
+    model: str = typer.Option(None, "--model", help="Model name on the OpenAI-compatible server."),
+    base_url: str = typer.Option(None, "--base-url", help="e.g. http://127.0.0.1:8000/v1"),
+    api_key_env: str = typer.Option("OPENAI_API_KEY", help="Environment variable holding the key."),
+    policy: list[str] = typer.Option(
+        None, "--policy", help="Scripted policy (repeatable, or 'all')."
+    ),
+    task: list[str] = typer.Option(None, "--task", help="Only these task ids (repeatable)."),
+    attempts: int = typer.Option(1, "--attempts", "-G", min=1, help="Rollouts per task and agent."),
+    concurrency: int = typer.Option(2, "--concurrency", "-n", min=1),
+    mode: str = typer.Option("tools", "--mode", help="tools | text (```bash blocks)."),
+    step_limit: int = typer.Option(50, "--step-limit", min=1),
+    timeout: float = typer.Option(None, "--timeout", help="Wall-clock seconds per rollout."),
+    command_timeout: float = typer.Option(60.0, "--command-timeout"),
+    temperature: float = typer.Option(None, "--temperature"),
+    max_tokens: int = typer.Option(None, "--max-tokens", help="Per call."),
+    top_logprobs: int = typer.Option(10, "--top-logprobs", help="0 to not ask for logprobs."),
+    token_budget: int = typer.Option(None, "--token-budget", help="Stop new calls past this."),
+    max_cost: float = typer.Option(
+        None, "--max-cost", help="USD; stop new calls past it (needs prices)."
+    ),
+    price_in: float = typer.Option(None, "--price-in", help="USD per 1M uncached input tokens."),
+    price_cached: float = typer.Option(
+        None, "--price-cached", help="USD per 1M cached input tokens."
+    ),
+    price_out: float = typer.Option(None, "--price-out", help="USD per 1M output tokens."),
+    snapshots: bool = typer.Option(
+        False, "--snapshots", help="Archive the work dir after every call."
+    ),
+    backend: str = typer.Option("bwrap", "--backend"),
+) -> None:
+    """Run G rollouts per task, grade each with the task's evaluator, write trajectories."""
+    args = dict(locals())
+    from agentpost.agent.loop import LoopConfig
+    from agentpost.agent.run import run_groups, write_summary
+    from agentpost.sandbox.registry import get_backend
+
+    if mode not in ("tools", "text"):
+        raise InputError(None, "--mode", f"{mode!r}: choose tools or text")
+    task_list = _tasks(tasks, task)
+    agents, transport = _agents(model, base_url, policy, args)
+    box = get_backend(backend)
+    if not box.available():
+        raise InputError(None, "--backend", f"sandbox backend {backend!r} is not available here")
+    loop = LoopConfig(
+        mode=mode, step_limit=step_limit, timeout_s=timeout, command_timeout_s=command_timeout,
+        snapshot_dir=str(Path(out) / "snapshots") if snapshots else None,
+    )  # fmt: skip
+    run_id = hashlib.sha256(json.dumps(args, sort_keys=True, default=str).encode()).hexdigest()[:12]
+    total = len(task_list) * len(agents) * attempts
+    result = _with_progress(total, lambda done, plan: run_groups(
+        task_list, agents, attempts=attempts, out_dir=out, backend=box, loop=loop,
+        concurrency=concurrency, run_id=run_id, on_done=done, on_plan=plan,
+    ))  # fmt: skip
+    extra = {"ledger": transport.ledger.summary()} if transport else {}
+    summary = write_summary(out, args, result, extra)
+    _print_summary(summary, result)
+    if result.errors:
+        raise typer.Exit(1)
+
+
+def _with_progress(total: int, go):
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console = Console(stderr=True)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=console) as bar:  # fmt: skip
+        pid = bar.add_task("rollouts", total=total)
+
+        def plan(todo: int, skipped: int) -> None:
+            bar.update(pid, completed=skipped, description=f"rollouts ({skipped} already done)")
+
+        def done(rollout, traj) -> None:
+            status = (
+                "error" if traj is None else ("resolved" if traj.outcome.resolved else "failed")
+            )
+            bar.update(pid, advance=1, description=f"{rollout.id}: {status}")
+
+        result = go(done, plan)
+        bar.update(pid, completed=total, description="rollouts")
+    return result
+
+
+def _print_summary(summary: dict, result) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(stderr=True)
+    table = Table(
+        title=f"ran {result.ran}, skipped {result.skipped} (already finished), {len(result.errors)} errors"
+    )
+    for col in ("agent", "finished", "resolved", "rate"):
+        table.add_column(col)
+    for name, a in sorted(summary["agents"].items()):
+        rate = a["resolution_rate"]
+        table.add_row(
+            name, str(a["finished"]), str(a["resolved"]), "-" if rate is None else f"{rate:.0%}"
+        )
+    console.print(table)
+    for e in result.errors[:10]:
+        console.print(f"[red]error[/red] {e['rollout']}: {e['error']}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("run")(run)
