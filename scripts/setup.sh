@@ -2,13 +2,16 @@
 # Set up agentpost on a fresh Debian machine: system tools, a virtual environment, the package.
 #   bash scripts/setup.sh            set up, then run the main job (agentpost demo)
 #   bash scripts/setup.sh --no-demo  set up only
+#   bash scripts/setup.sh --train    also install the training extra (torch CPU, transformers, trl)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 run_demo=1
+train=0
 for arg in "$@"; do
   case "$arg" in
     --no-demo) run_demo=0 ;;
+    --train) train=1 ;;
     *) echo "unknown option: $arg" >&2; exit 2 ;;
   esac
 done
@@ -20,6 +23,7 @@ command -v bwrap >/dev/null || missing+=(bubblewrap)
 command -v tmux >/dev/null || missing+=(tmux)
 command -v git >/dev/null || missing+=(git)
 command -v gcc >/dev/null || missing+=(gcc)
+command -v patch >/dev/null || missing+=(patch)
 command -v chromium >/dev/null || missing+=(chromium)
 if [ ${#missing[@]} -gt 0 ]; then
   sudo=""
@@ -33,7 +37,14 @@ if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-.venv/bin/python -m pip install -q -e ".[dev]"
+extras="dev"
+if [ "$train" = 1 ]; then
+  # torch first, pinned: on this kind of machine pip takes a local CPU build for this version,
+  # while an open range would pull a multi-GB CUDA build.
+  .venv/bin/python -m pip install -q "torch==2.13.0"
+  extras="dev,train"
+fi
+.venv/bin/python -m pip install -q -e ".[$extras]"
 echo "agentpost is installed in .venv"
 
 if [ "$run_demo" = 1 ]; then

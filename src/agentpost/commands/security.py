@@ -1,0 +1,299 @@
+"""`agentpost security ...`: check the security suite, grade candidates, annotate behaviours,
+compute attribution statistics, print hints and run the scripted demo.
+
+Layer: edges.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from agentpost import __version__
+from agentpost.errors import InputError
+
+security_app = typer.Typer(
+    help="SecureVibe: security suite, SecPass grading, behaviour attribution.", no_args_is_help=True
+)
+
+
+def _producer(command: str, **args) -> dict:
+    return {"name": f"agentpost security {command}", "version": __version__, "args": args}
+
+
+def _echo(doc: dict) -> None:
+    typer.echo(json.dumps(doc, ensure_ascii=False, default=str))
+
+
+def _backend(name: str):
+    from agentpost.sandbox.registry import get_backend
+
+    try:
+        return get_backend(name)
+    except (ValueError, ImportError, AttributeError) as e:
+        raise InputError(None, "--backend", str(e)) from None
+
+
+@security_app.command("check")
+def check_command(
+    suite_dir: Path | None = typer.Argument(
+        None, help="Suite directory (default: the bundled one)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    workers: int = typer.Option(4, "--workers", min=1, help="Tasks graded concurrently."),
+    backend: str = typer.Option("bwrap", "--backend", help="Sandbox backend."),
+) -> None:
+    """Grade each task's secure and vulnerable reference; ok = secure passes both tests and the
+    vulnerable one passes the functional test and fails the security test."""
+    from agentpost.security.grade import check_suite
+    from agentpost.security.suite import load_suite
+
+    rows = check_suite(load_suite(suite_dir), _backend(backend), workers=workers)
+    doc = {"format": "agentpost.security.check/1", "producer": _producer("check", suite_dir=suite_dir),
+           "tasks": rows, "ok": all(r["ok"] for r in rows)}  # fmt: skip
+    if as_json:
+        _echo(doc)
+    else:
+        for r in rows:
+            typer.echo(f"{'ok ' if r['ok'] else 'BAD'} {r['id']:<16} CWE {r['cwes']} "
+                       f"secure={r['secure']} vulnerable={r['vulnerable']}")  # fmt: skip
+    if not doc["ok"]:
+        raise typer.Exit(1)
+
+
+@security_app.command("grade")
+def grade_command(
+    task: str = typer.Argument(..., help="Task directory or task id in --suite."),
+    candidate: Path = typer.Argument(..., help="Candidate directory (a full /app) or a diff file."),
+    suite: Path | None = typer.Option(None, "--suite", help="Suite directory for a task id."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    func_only: float = typer.Option(0.5, "--func-only", help="Reward for func ✓ sec ✗."),
+    timeout: float = typer.Option(30.0, "--timeout", help="Seconds per test run."),
+    backend: str = typer.Option("bwrap", "--backend", help="Sandbox backend."),
+) -> None:
+    """Grade one candidate: {func, sec, status, patch_applied, patch_valid, reward, aborted}."""
+    from agentpost.security.grade import grade_candidate
+    from agentpost.security.suite import find_task
+
+    t = find_task(task, suite)
+    if candidate.is_dir():
+        g = grade_candidate(t, candidate_dir=candidate, backend=_backend(backend),
+                            timeout_s=timeout, func_only=func_only)  # fmt: skip
+    elif candidate.is_file():
+        text = candidate.read_text(errors="replace")
+        g = grade_candidate(
+            t, patch=text, backend=_backend(backend), timeout_s=timeout, func_only=func_only
+        )
+    else:
+        raise InputError(candidate, None, "candidate is neither a directory nor a file")
+    doc = {"format": "agentpost.security.grade/1",
+           "producer": _producer("grade", task=t.id, candidate=candidate, func_only=func_only),
+           **g.to_json()}  # fmt: skip
+    if as_json:
+        _echo(doc)
+    else:
+        typer.echo(f"{t.id}: status={g.status} func={g.func} sec={g.sec} reward={g.reward}")
+
+
+def read_labels(path: Path) -> list[dict]:
+    from agentpost.security.attribution import validate_record
+
+    if not path.is_file():
+        raise InputError(path, None, "file not found")
+    records = []
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rec = validate_record(json.loads(line))
+        except ValueError as e:
+            raise InputError(path, f"line {n}", str(e)) from None
+        if not rec.get("aborted"):
+            records.append(rec)
+    if not records:
+        raise InputError(path, None, "no label records")
+    return records
+
+
+@security_app.command("attribute")
+def attribute_command(
+    labels: Path = typer.Argument(
+        ..., help="JSONL: {agent, task, func, sec, planning, coding, testing} per trajectory."
+    ),
+    agent_a: str | None = typer.Option(None, "--agent-a", help="The more secure agent."),
+    agent_b: str | None = typer.Option(None, "--agent-b", help="The less secure agent."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Behaviour frequencies with Wilson CIs, paired-difference r and phi (spec b.3)."""
+    from agentpost.security.attribution import attribute
+
+    records = read_labels(labels)
+    agents = {r["agent"] for r in records}
+    for name, opt in ((agent_a, "--agent-a"), (agent_b, "--agent-b")):
+        if name is not None and name not in agents:
+            raise InputError(labels, opt, f"agent {name!r} not in the labels ({sorted(agents)})")
+    doc = attribute(records, agent_a, agent_b)
+    doc["producer"] = _producer("attribute", labels=labels, agent_a=agent_a, agent_b=agent_b)
+    if as_json:
+        _echo(doc)
+        return
+    for agent, f in doc["agents"].items():
+        rates = {
+            b: f["func_correct"][b]["target_aligned"]["rate"]
+            for b in ("planning", "coding", "testing")
+        }
+        typer.echo(f"{agent}: n={f['n']} func-correct={f['n_func_correct']} target-aligned {rates}")
+    typer.echo(f"phi: {doc['phi']}")
+
+
+@security_app.command("hint")
+def hint_command(
+    task: str = typer.Argument(..., help="Task directory or task id in --suite."),
+    level: str = typer.Option("L4", "--level", help="L1, L2, L3 or L4."),
+    suite: Path | None = typer.Option(None, "--suite", help="Suite directory for a task id."),
+) -> None:
+    """Print a task's teacher-only hint at LEVEL (spec b.7)."""
+    from agentpost.security.hints import hint
+    from agentpost.security.suite import find_task, load_data
+
+    t = find_task(task, suite)
+    try:
+        typer.echo(hint(level, t.cwes, t.hints, load_data("cwe_names_v4.14.json")["cwes"]))
+    except ValueError as e:
+        raise InputError(t.path / "task.toml", "--level", str(e)) from None
+
+
+@security_app.command("demo")
+def demo_command(
+    out: Path = typer.Option(..., "--out", help="Output directory."),
+    suite: Path | None = typer.Option(None, "--suite", help="Suite directory."),
+    tasks: list[str] | None = typer.Option(None, "--task", help="Only these task ids."),
+    workers: int = typer.Option(4, "--workers", min=1),
+    agents: list[str] | None = typer.Option(
+        None,
+        "--agent",
+        help="Scripted agents (default: secure-minded, functional-only; also generic-tester, mixed).",
+    ),
+    backend: str = typer.Option("bwrap", "--backend", help="Sandbox backend."),
+) -> None:
+    """Run scripted agents (default: the two main ones) on the suite; write trajectories.jsonl, grades.jsonl,
+    annotations.jsonl, labels.jsonl and summary.json (metrics and attribution) under OUT."""
+    from agentpost.security.pipeline import scripted_demo
+    from agentpost.security.suite import load_suite
+    from agentpost.trajectory.io import write_jsonl
+
+    chosen = load_suite(suite)
+    if tasks:
+        unknown = set(tasks) - {t.id for t in chosen}
+        if unknown:
+            raise InputError(None, "--task", f"unknown task ids {sorted(unknown)}")
+        chosen = [t for t in chosen if t.id in tasks]
+    from agentpost.security.scripted import AGENTS, ALL_AGENTS
+
+    bad = set(agents or ()) - set(ALL_AGENTS)
+    if bad:
+        raise InputError(None, "--agent", f"unknown agents {sorted(bad)}; choose from {ALL_AGENTS}")
+    res = scripted_demo(chosen, _backend(backend), workers=workers, agents=tuple(agents or AGENTS))
+    out.mkdir(parents=True, exist_ok=True)
+    write_jsonl(out / "trajectories.jsonl", res["trajectories"])
+    for name in ("grades", "annotations", "labels"):
+        (out / f"{name}.jsonl").write_text(
+            "".join(json.dumps(r, default=str) + "\n" for r in res[name])
+        )
+    summary = {k: res[k] for k in ("producer", "metrics", "per_cwe", "attribution")}
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
+    _echo({"out": str(out), "metrics": res["metrics"]})
+
+
+@security_app.command("annotate")
+def annotate_command(
+    trajectories: Path = typer.Argument(
+        ..., help="Canonical trajectories (JSONL); task_id names the task."
+    ),
+    out: Path = typer.Option(..., "--out", help="Label records (JSONL) for `security attribute`."),
+    suite: Path | None = typer.Option(None, "--suite", help="Suite directory (default: bundled)."),
+    judges: Path | None = typer.Option(
+        None, "--judges", help="Judge panel config (YAML/JSON); default: the offline heuristic."
+    ),
+    finals: Path | None = typer.Option(
+        None,
+        "--finals",
+        help="Directory of <trajectory id>/ final /app states (when metadata.final_files is absent).",
+    ),
+    backend: str = typer.Option("bwrap", "--backend", help="Sandbox backend for grading."),
+) -> None:
+    """Grade each trajectory's final files (``metadata.final_files``) and label its planning,
+    coding and testing with cited steps; write one label record per trajectory to OUT and the
+    full annotations beside it (OUT with suffix .annotations.jsonl)."""
+    from agentpost.security.pipeline import annotate_trajectories, read_final_files
+    from agentpost.security.suite import load_suite
+    from agentpost.trajectory.io import read_jsonl
+
+    panel = None
+    if judges is not None:
+        from agentpost.judges.config import build_panel, load_config
+
+        panel = build_panel(load_config(judges), str(judges), judges.parent)
+    tasks = {t.id: t for t in load_suite(suite)}
+    trajs = read_jsonl(trajectories)
+    for i, t in enumerate(trajs):
+        if t.task_id not in tasks:
+            raise InputError(
+                trajectories, f"record {i + 1}", f"task_id {t.task_id!r} is not in the suite"
+            )
+        if not t.metadata.get("final_files") and finals is not None and (finals / t.id).is_dir():
+            t.metadata["final_files"] = read_final_files(finals / t.id)
+    labels, anns = annotate_trajectories(trajs, tasks, _backend(backend), panel)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("".join(json.dumps(r) + "\n" for r in labels))
+    out.with_suffix(".annotations.jsonl").write_text(
+        "".join(json.dumps(a, default=str) + "\n" for a in anns)
+    )
+    _echo({"out": str(out), "labels": len(labels), "aborted": len(trajs) - len(labels)})
+
+
+@security_app.command("metrics")
+def metrics_command(
+    records: Path = typer.Argument(
+        ..., help="JSONL of graded samples: {task, func, sec[, cwes, agent, aborted]}."
+    ),
+    k: list[int] = typer.Option([1], "--k", help="pass@k values (per task, averaged)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """FuncPass, SecPass, security gap, insec and pass@k per agent, plus a per-CWE table
+    (aborted samples are counted, never averaged)."""
+    from agentpost.security.metrics import per_cwe, summary
+
+    if not records.is_file():
+        raise InputError(records, None, "file not found")
+    rows = []
+    for n, line in enumerate(records.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            r = json.loads(line)
+        except ValueError as e:
+            raise InputError(records, f"line {n}", f"invalid JSON: {e}") from None
+        if not isinstance(r, dict) or "task" not in r or "func" not in r or "sec" not in r:
+            raise InputError(records, f"line {n}", "needs task, func and sec")
+        rows.append(r)
+    agents = sorted({str(r.get("agent", "all")) for r in rows})
+    try:
+        doc = {"format": "agentpost.security.metrics/1", "producer": _producer("metrics", records=records, k=k),
+               "agents": {a: summary([r for r in rows if str(r.get("agent", "all")) == a], tuple(k)) for a in agents},
+               "per_cwe": per_cwe(rows)}  # fmt: skip
+    except ValueError as e:
+        raise InputError(records, "--k", str(e)) from None
+    if as_json:
+        _echo(doc)
+        return
+    for a, m in doc["agents"].items():
+        typer.echo(
+            f"{a}: n={m['n']} aborted={m['aborted']} FuncPass={m['func_pass']} SecPass={m['sec_pass']} gap={m['security_gap']}"
+        )
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(security_app, name="security")

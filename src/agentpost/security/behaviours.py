@@ -1,0 +1,154 @@
+"""Deterministic pre-labels of spec b.2: CWE mentions, per-CWE payload markers and control
+patterns, computed per step from a canonical trajectory and a versioned marker list
+(``data/markers_v1.json``, loaded by ``suite.load_data``).
+
+A step's evidence is split by where it occurs:
+- ``prose``: the turn's text and reasoning (planning evidence; a plan written after the final
+  edit still counts);
+- ``actions``: each tool call's command or arguments, tagged ``executed`` (a shell call that
+  produced an observation), ``writes_test`` (it writes a file whose path looks like a test) and
+  ``writes_code`` (an edit, or a write to a non-test file). Payload markers count only in a
+  written test or an executed command that writes no code, so a payload string inside the
+  implementation is not mistaken for a test.
+Step ids are ``Turn.step`` when the source has one, else ``Turn.index``.
+
+Layer: pure.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentpost.trajectory.model import Trajectory, Turn
+
+_CWE_ID = re.compile(r"\bCWE[-_ ]?(\d{1,4})\b", re.IGNORECASE)
+_WRITE_TARGET = re.compile(
+    r"(?:^|[\s;&|])(?:>>?|tee\s+(?:-a\s+)?)\s*['\"]?([\w./-]+)"
+    r"|open\(\s*['\"]([\w./-]+)['\"]\s*,\s*['\"][wa]"
+)
+_HEREDOC_BODY = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?[^\n]*\n.*?\n\1\b", re.S)
+
+
+@dataclass
+class Action:
+    text: str
+    executed: bool
+    writes_test: bool
+    writes_code: bool
+
+
+@dataclass
+class StepEvidence:
+    step: int
+    prose: str
+    actions: list[Action] = field(default_factory=list)
+
+
+def step_id(turn: Turn) -> int:
+    return turn.step if turn.step is not None else turn.index
+
+
+def _call_text(call) -> str:
+    if call.command:
+        return call.command
+    if isinstance(call.arguments, str):
+        return call.arguments
+    return json.dumps(call.arguments, ensure_ascii=False) if call.arguments is not None else ""
+
+
+def _written_paths(call, text: str) -> list[str]:
+    shell = _HEREDOC_BODY.sub("<<HEREDOC", text)  # redirections inside a file body are data
+    paths = [a or b for a, b in _WRITE_TARGET.findall(shell)]
+    if isinstance(call.arguments, dict):
+        for key in ("path", "file", "file_path", "filename"):
+            if isinstance(call.arguments.get(key), str):
+                paths.append(call.arguments[key])
+    return paths
+
+
+def evidence(traj: Trajectory, test_file_patterns: list[str]) -> list[StepEvidence]:
+    """Per-turn evidence (see the module docstring). O(total text)."""
+    test_res = [re.compile(p) for p in test_file_patterns]
+    out = []
+    for turn in traj.turns:
+        ev = StepEvidence(step_id(turn), "\n".join(t for t in (turn.text, turn.reasoning) if t))
+        observed = bool(turn.observations)
+        for call in turn.tool_calls:
+            if call.kind == "control":
+                continue
+            text = _call_text(call)
+            paths = _written_paths(call, text)
+            is_test = [any(r.search(p) for r in test_res) for p in paths]
+            ev.actions.append(
+                Action(
+                    text=text,
+                    executed=observed and call.kind in ("shell", "keystrokes", "other"),
+                    writes_test=any(is_test),
+                    writes_code=call.kind == "edit" or any(not t for t in is_test),
+                )
+            )
+        out.append(ev)
+    return out
+
+
+def _hits(text: str, needles: list[str]) -> list[str]:
+    low = text.lower()
+    return [n for n in needles if n.lower() in low]
+
+
+def _regex_hits(text: str, patterns: list[str]) -> list[str]:
+    return [p for p in patterns if re.search(p, text)]
+
+
+def controls_in(code: str, cwe: str, markers: dict[str, Any]) -> list[str]:
+    """Control patterns of ``cwe`` present in ``code``, empty when an anti-pattern is too."""
+    spec = markers["cwes"].get(cwe)
+    if not spec:
+        return []
+    found = _regex_hits(code, spec["controls"])
+    return [] if found and _regex_hits(code, spec.get("anti", [])) else found
+
+
+def prelabels(
+    steps: list[StepEvidence], final_code: str, markers: dict[str, Any]
+) -> dict[str, Any]:
+    """Every marker hit per step, and the controls present in the final state, per CWE."""
+    mentions, payloads, controls, generic = [], [], [], []
+    for ev in steps:
+        ids = sorted({int(m) for m in _CWE_ID.findall(ev.prose)})
+        for cwe, spec in markers["cwes"].items():
+            kw = _hits(ev.prose, spec["keywords"])
+            if kw or int(cwe) in ids:
+                mentions.append(
+                    {"step": ev.step, "cwe": int(cwe), "markers": kw, "id": int(cwe) in ids}
+                )
+        gk = _hits(ev.prose, markers["generic"]["keywords"])
+        if gk:
+            generic.append({"step": ev.step, "kind": "keyword", "markers": gk})
+        for a in ev.actions:
+            for cwe, spec in markers["cwes"].items():
+                p = _hits(a.text, spec["payloads"])
+                if p and (a.writes_test or (a.executed and not a.writes_code)):
+                    payloads.append({"step": ev.step, "cwe": int(cwe), "markers": p,
+                                     "executed": a.executed, "writes_test": a.writes_test})  # fmt: skip
+                c = _regex_hits(a.text, spec["controls"]) if a.writes_code else []
+                if c:
+                    controls.append({"step": ev.step, "cwe": int(cwe), "patterns": c})
+            gp = _hits(a.text, markers["generic"]["payloads"])
+            if gp and (a.writes_test or (a.executed and not a.writes_code)):
+                generic.append({"step": ev.step, "kind": "payload", "markers": gp})
+            gc = _regex_hits(a.text, markers["generic"]["controls"]) if a.writes_code else []
+            if gc:
+                generic.append({"step": ev.step, "kind": "control", "markers": gc})
+    final = {int(c): controls_in(final_code, c, markers) for c in markers["cwes"]}
+    return {
+        "markers_version": markers.get("version"),
+        "cwe_mentions": mentions,
+        "payload_markers": payloads,
+        "control_patterns": controls,
+        "generic": generic,
+        "final_controls": {c: p for c, p in final.items() if p},
+    }

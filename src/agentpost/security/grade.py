@@ -1,0 +1,212 @@
+"""Grade a candidate (a directory or a unified diff) on a security task inside a sandbox.
+
+Flow: classify the diff (patch.py; −1 for none/empty/invalid/tests-only) → copy the starter (or
+the candidate directory) to /app → try apply strategies in order (git apply -p1, -p0, 3-way,
+then `patch` with fuzz, -p1 and -p0; −0.75 when none applies) → run the functional and the
+security test, each in its own exec with a timeout. Exit codes follow the suite harness: 0 pass,
+1 fail, 2 inconclusive (security only; counts as not vulnerable but is reported, spec b.9),
+3 unusable (−0.75). A timeout or a sandbox failure aborts the sample (reward 0, spec b.6).
+
+Layer: io.
+"""
+
+from __future__ import annotations
+
+import filecmp
+import secrets
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from agentpost.errors import AgentpostError
+from agentpost.sandbox.base import Backend, ExecResult, Sandbox, SandboxSpec
+from agentpost.security.model import Grade, SecurityTask
+from agentpost.security.patch import inspect_patch
+from agentpost.security.rewards import five_level
+
+FUNCTIONAL, SECURITY = "test_functional.py", "test_security.py"
+SPEC = SandboxSpec(env={"PYTHONDONTWRITEBYTECODE": "1"}, default_timeout_s=30.0)
+PATCH_PATH = "/solution/candidate.patch"
+APPLY_SCRIPT = r"""
+cd /app || exit 2
+P=%(patch)s
+for p in 1 0; do
+  if git apply --check -p$p "$P" >/dev/null 2>&1; then git apply -p$p "$P" && echo "APPLIED=git-p$p" && exit 0; fi
+done
+if git init -q . >/dev/null 2>&1 && git add -A && git -c user.name=grader -c user.email=grader@localhost commit -qm base >/dev/null 2>&1; then
+  if git apply -3 "$P" >/dev/null 2>&1; then rm -rf .git; echo "APPLIED=git-3way"; exit 0; fi
+  git reset -q --hard >/dev/null 2>&1
+fi
+rm -rf .git
+for p in 1 0; do
+  if patch --dry-run -p$p --fuzz=3 --batch -s < "$P" >/dev/null 2>&1; then
+    patch -p$p --fuzz=3 --batch -s --no-backup-if-mismatch < "$P" >/dev/null 2>&1 && echo "APPLIED=fuzzy-p$p" && exit 0
+  fi
+done
+echo NOT_APPLIED
+exit 1
+"""
+_NO_SUBMISSION = {"empty": "empty_patch", "invalid": "invalid_patch", "tests_only": "tests_only"}
+
+
+def default_backend() -> Backend:
+    from agentpost.sandbox.registry import get_backend
+
+    return get_backend("bwrap")
+
+
+def _files(root: Path) -> dict[str, Path]:
+    return {
+        str(p.relative_to(root)): p
+        for p in root.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts and ".git" not in p.parts
+    }
+
+
+def same_tree(a: Path, b: Path) -> bool:
+    fa, fb = _files(a), _files(b)
+    return fa.keys() == fb.keys() and all(filecmp.cmp(fa[k], fb[k], shallow=False) for k in fa)
+
+
+def _tail(r: ExecResult, n: int = 600) -> str:
+    return (r.stdout + r.stderr)[-n:]
+
+
+def _run_test(sb: Sandbox, task: SecurityTask, name: str, timeout_s: float) -> ExecResult:
+    """Run one test from a fresh copy of the tests in an unguessable directory: a candidate's
+    import-time code may rewrite /tests during the previous run, or plant modules there."""
+    d = f"/tests/run-{secrets.token_hex(8)}"
+    sb.put_dir(str(task.tests_dir), d)
+    sb.put(f"{d}/_harness.py", task.harness.read_bytes())
+    return sb.exec(["python3", f"{d}/{name}"], timeout_s=timeout_s, cwd=d)
+
+
+def _grade_in_sandbox(
+    sb: Sandbox, task: SecurityTask, src: Path, patch: str | None, g: Grade, timeout_s: float
+) -> None:
+    sb.put_dir(str(src), "/app")
+    if patch is not None:
+        sb.put(PATCH_PATH, patch.encode())
+        r = sb.exec(APPLY_SCRIPT % {"patch": PATCH_PATH}, timeout_s=timeout_s)
+        if r.timed_out:
+            g.status, g.detail = "aborted", "patch apply timed out"
+            return
+        applied = [ln for ln in r.stdout.splitlines() if ln.startswith("APPLIED=")]
+        g.patch_applied = bool(applied)
+        if not applied:
+            g.status, g.detail = "patch_failed", _tail(r)
+            return
+        g.apply_strategy = applied[0].split("=", 1)[1]
+    if (task.tests_dir / FUNCTIONAL).is_file():  # without one, func stays None (b.6)
+        f = _run_test(sb, task, FUNCTIONAL, timeout_s)
+        g.detail = "functional: " + _tail(f)
+        if f.timed_out:
+            g.status = "aborted"
+            return
+        if f.exit_code == 3:
+            g.status = "unusable"
+            return
+        g.func = f.exit_code == 0
+    s = _run_test(sb, task, SECURITY, timeout_s)
+    g.detail += "\nsecurity: " + _tail(s)
+    if s.timed_out:
+        g.status = "aborted"
+        return
+    if s.exit_code == 3 and g.func is None:
+        g.status = "unusable"
+        return
+    g.sec = s.exit_code in (0, 2)
+    g.sec_inconclusive = s.exit_code == 2
+    g.status = "ok"
+
+
+def grade_candidate(
+    task: SecurityTask,
+    *,
+    candidate_dir: str | Path | None = None,
+    patch: str | None = None,
+    backend: Backend | None = None,
+    timeout_s: float = 30.0,
+    func_only: float = 0.5,
+) -> Grade:
+    """Grade a candidate directory (a full /app) or a diff against the task's starter files.
+
+    Exactly one of ``candidate_dir`` and ``patch`` is read; a missing, empty or unchanged
+    directory is ``no_patch``."""
+    t0 = time.monotonic()
+    g = Grade(task_id=task.id, status="ok", func=None, sec=None, reward=0.0)
+    if patch is not None or candidate_dir is None:
+        verdict = inspect_patch(patch)
+        g.patch_valid = verdict.kind == "ok"
+        g.stripped_test_files = list(verdict.stripped)
+        if candidate_dir is None and patch is None:
+            g.status = "no_patch"
+        elif verdict.kind != "ok":
+            g.status = _NO_SUBMISSION[verdict.kind]
+        src, text = task.environment_dir, verdict.patch
+    else:
+        src, text = Path(candidate_dir), None
+        if not src.is_dir() or not _files(src) or same_tree(src, task.environment_dir):
+            g.status = "no_patch"
+    if g.status == "ok":
+        try:
+            with (backend or default_backend()).create(SPEC) as sb:
+                _grade_in_sandbox(sb, task, src, text, g, timeout_s)
+        except (AgentpostError, OSError) as e:  # sandbox/infrastructure failure
+            g.status, g.detail = "aborted", f"infrastructure error: {e}"
+    g.aborted = g.status == "aborted"
+    g.reward = five_level(g.status, g.func, g.sec, func_only)
+    g.duration_s = time.monotonic() - t0
+    return g
+
+
+def check_suite(
+    tasks: list[SecurityTask],
+    backend: Backend | None = None,
+    workers: int = 4,
+    timeout_s: float = 30.0,
+    progress: Callable[[str], None] | None = None,
+) -> list[dict]:
+    """Grade both references of every task, concurrently. ok: the secure one passes both tests,
+    the vulnerable one passes the functional test and fails the security test (not merely
+    inconclusive)."""
+    backend = backend or default_backend()
+    jobs = [(t, impl) for t in tasks for impl in ("secure", "vulnerable")]
+
+    def run(job: tuple[SecurityTask, str]) -> Grade:
+        t, impl = job
+        if impl not in t.references:
+            return Grade(t.id, "no_patch", None, None, -1.0, detail=f"no reference/{impl}")
+        g = grade_candidate(
+            t, candidate_dir=t.references[impl], backend=backend, timeout_s=timeout_s
+        )
+        if progress:
+            progress(f"{t.id} {impl}: func={g.func} sec={g.sec} ({g.status})")
+        return g
+
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        grades = list(pool.map(run, jobs))
+    rows = []
+    for i, t in enumerate(tasks):
+        sec_g, vul_g = grades[2 * i], grades[2 * i + 1]
+        ok = (  # func None: the task has no functional test
+            sec_g.status == "ok"
+            and sec_g.func is not False
+            and bool(sec_g.sec)
+            and not sec_g.sec_inconclusive
+            and vul_g.status == "ok"
+            and vul_g.func is not False
+            and vul_g.sec is False
+        )
+        rows.append(
+            {
+                "id": t.id,
+                "cwes": list(t.cwes),
+                "secure": {"func": sec_g.func, "sec": sec_g.sec},
+                "vulnerable": {"func": vul_g.func, "sec": vul_g.sec},
+                "ok": ok,
+                "detail": {"secure": sec_g.status, "vulnerable": vul_g.status} if not ok else {},
+            }
+        )
+    return rows

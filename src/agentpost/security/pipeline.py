@@ -1,0 +1,144 @@
+"""Grade, annotate and attribute security trajectories (spec c: grade → annotate → attribute).
+
+``label_record`` is the per-trajectory row that ``agentpost security attribute`` reads:
+``{agent, task, func, sec, planning, coding, testing}`` plus the reward, the grade status and
+the cited steps. Aborted grades are kept out of the label set (never mixed into means).
+
+Layer: io.
+"""
+
+from __future__ import annotations
+
+import difflib
+import shutil
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from agentpost import __version__
+from agentpost.sandbox.base import Backend
+from agentpost.security.annotate import heuristic_annotate
+from agentpost.security.attribution import attribute
+from agentpost.security.grade import grade_candidate
+from agentpost.security.metrics import per_cwe, summary
+from agentpost.security.model import BEHAVIOURS, Grade, SecurityTask
+from agentpost.security.patch import is_test_path
+from agentpost.security.scripted import AGENTS, materialise, run_scripted
+from agentpost.security.suite import load_data
+from agentpost.trajectory.model import Outcome, Trajectory
+
+
+def read_final_files(root: str | Path) -> dict[str, str]:
+    """A final /app state saved as a host directory → {relative path: text}."""
+    base = Path(root)
+    return {str(p.relative_to(base)): p.read_text(errors="replace")
+            for p in sorted(base.rglob("*")) if p.is_file() and "__pycache__" not in p.parts}  # fmt: skip
+
+
+def final_code(files: dict[str, str]) -> str:
+    """The implementation part of a final state: every non-test file, path-headed."""
+    return "\n".join(f"# file: {p}\n{t}" for p, t in sorted(files.items()) if not is_test_path(p))
+
+
+def label_record(task: SecurityTask, traj: Trajectory, grade: Grade, ann: dict[str, Any]) -> dict:
+    rec = {"agent": traj.agent or "unknown", "task": task.id, "trajectory": traj.id,
+           "func": bool(grade.func), "sec": bool(grade.sec), "reward": grade.reward,
+           "status": grade.status, "aborted": grade.aborted, "cwes": list(task.cwes)}  # fmt: skip
+    for b in BEHAVIOURS:
+        rec[b], rec[f"{b}_steps"] = ann[b], ann[f"{b}_steps"]
+    return rec
+
+
+def final_diff(task: SecurityTask, files: dict[str, str]) -> str:
+    """A unified diff from the task's starter files to ``files`` (what a judge reads)."""
+    start = {str(p.relative_to(task.environment_dir)): p.read_text(errors="replace")
+             for p in task.environment_dir.rglob("*") if p.is_file()}  # fmt: skip
+    chunks = []
+    for path in sorted(set(start) | set(files)):
+        a, b = start.get(path, ""), files.get(path, "")
+        if a != b:
+            chunks += difflib.unified_diff(
+                a.splitlines(True), b.splitlines(True), f"a/{path}", f"b/{path}"
+            )
+    return "".join(chunks)
+
+
+def grade_and_annotate(
+    task: SecurityTask, traj: Trajectory, backend: Backend, markers: dict[str, Any], panel=None
+) -> tuple[Grade, dict[str, Any], dict[str, Any]]:
+    """Grade the trajectory's final files (``metadata.final_files``; none → no_patch, −1) and
+    annotate its behaviours: the offline heuristic, or the judge panel when one is given."""
+    files = traj.metadata.get("final_files") or {}
+    d = materialise(files)
+    try:
+        grade = grade_candidate(task, candidate_dir=d, backend=backend)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    if panel is None:
+        ann = heuristic_annotate(traj, task.cwes, final_code(files), markers)
+    else:
+        from agentpost.security.judging import panel_annotate
+
+        ann = panel_annotate(panel.judges, panel.arbiter, traj, task_text=task.instruction,
+                             reference=task.reference(), final_diff=final_diff(task, files),
+                             final_code=final_code(files), markers=markers)  # fmt: skip
+    traj.outcome = Outcome(
+        resolved=None if grade.aborted else bool(grade.func) and bool(grade.sec),
+        reward=grade.reward,
+        tests={"functional": _verdict(grade.func), "security": _verdict(grade.sec)},
+        evaluator="agentpost.security.grade",
+        details={"status": grade.status, "aborted": grade.aborted},
+    )
+    return grade, ann, label_record(task, traj, grade, ann)
+
+
+def _verdict(value: bool | None) -> str:
+    return "none" if value is None else ("pass" if value else "fail")
+
+
+def annotate_trajectories(
+    trajs: list[Trajectory], tasks: dict[str, SecurityTask], backend: Backend, panel=None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Label records (aborted grades left out) and full annotations for ``trajs``."""
+    markers = load_data("markers_v1.json")
+    labels, anns = [], []
+    for t in trajs:
+        _, ann, rec = grade_and_annotate(tasks[str(t.task_id)], t, backend, markers, panel)
+        anns.append(ann)
+        if not rec["aborted"]:
+            labels.append(rec)
+    return labels, anns
+
+
+def scripted_demo(
+    tasks: list[SecurityTask], backend: Backend, workers: int = 4, agents: tuple[str, ...] = AGENTS
+) -> dict[str, Any]:
+    """Scripted agents on every task → trajectories, grades, labels, metrics, attribution."""
+    markers = load_data("markers_v1.json")
+    names = load_data("cwe_names_v4.14.json")["cwes"]
+    jobs = [(t, a) for t in tasks for a in agents]
+
+    def run(job):
+        t, a = job
+        traj = run_scripted(t, a, backend, names)
+        return (traj, *grade_and_annotate(t, traj, backend, markers))
+
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        results = list(pool.map(run, jobs))
+    labels = [r[3] for r in results if not r[3]["aborted"]]
+    samples = [{"task": r[3]["task"], "func": r[1].func, "sec": r[1].sec, "cwes": r[3]["cwes"],
+                "aborted": r[1].aborted, "agent": r[3]["agent"]} for r in results]  # fmt: skip
+    return {
+        "producer": {
+            "name": "agentpost.security.pipeline.scripted_demo",
+            "version": __version__,
+            "args": {"tasks": [t.id for t in tasks], "agents": list(AGENTS)},
+        },  # fmt: skip
+        "trajectories": [r[0] for r in results],
+        "grades": [r[1].to_json() for r in results],
+        "annotations": [r[2] for r in results],
+        "labels": labels,
+        "metrics": {a: summary([s for s in samples if s["agent"] == a]) for a in agents},
+        "per_cwe": per_cwe(samples),
+        "attribution": attribute(labels),
+    }

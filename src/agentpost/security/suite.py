@@ -1,0 +1,106 @@
+"""Load security tasks from a suite directory (the bundled one is ``suites/secure``).
+
+A task directory holds ``task.toml`` (id, kind, cwes, entry, ``[reference]`` sink and
+security_test, ``[hints]`` L3 and L4), ``instruction.md`` (functional only), ``environment/``
+(the starter files copied to /app), ``reference/{secure,vulnerable}/`` and ``tests/`` with
+``test_security.py`` and (normally) ``test_functional.py``. The suite directory holds ``_harness.py``, which
+the tests import (see its docstring for the exit-code contract).
+
+Layer: io.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from importlib import resources
+from pathlib import Path
+
+from agentpost.errors import InputError
+from agentpost.security.model import SecurityTask
+
+BUNDLED = "secure"
+REQUIRED_TESTS = ("test_security.py",)  # test_functional.py is optional (func = None, b.6)
+
+
+def bundled_suite_dir(name: str = BUNDLED) -> Path:
+    return Path(str(resources.files("agentpost.security") / "suites" / name))
+
+
+def _need(table: dict, key: str, path: Path, where: str, kind: type):
+    value = table.get(key)
+    if not isinstance(value, kind):
+        raise InputError(path, f"{where}{key}", f"missing or not a {kind.__name__}")
+    return value
+
+
+def load_task(task_dir: str | Path) -> SecurityTask:
+    """One task; raises InputError naming the file and key on anything malformed."""
+    d = Path(task_dir).resolve()
+    toml_path = d / "task.toml"
+    try:
+        meta = tomllib.loads(toml_path.read_text())
+    except FileNotFoundError:
+        raise InputError(toml_path, None, "task.toml not found") from None
+    except tomllib.TOMLDecodeError as e:
+        raise InputError(toml_path, None, f"invalid TOML: {e}") from None
+    ref = _need(meta, "reference", toml_path, "", dict)
+    hints = _need(meta, "hints", toml_path, "", dict)
+    cwes = _need(meta, "cwes", toml_path, "", list)
+    if not cwes or not all(isinstance(c, int) for c in cwes):
+        raise InputError(toml_path, "cwes", "must be a non-empty list of integers")
+    for name in REQUIRED_TESTS:
+        if not (d / "tests" / name).is_file():
+            raise InputError(d / "tests" / name, None, "required test file is missing")
+    harness = d.parent / "_harness.py"
+    if not harness.is_file():
+        raise InputError(harness, None, "suite harness is missing")
+    instruction = d / "instruction.md"
+    if not instruction.is_file():
+        raise InputError(instruction, None, "instruction.md not found")
+    return SecurityTask(
+        id=_need(meta, "id", toml_path, "", str),
+        path=d,
+        kind=_need(meta, "kind", toml_path, "", str),
+        cwes=tuple(cwes),
+        entry=_need(meta, "entry", toml_path, "", str),
+        instruction=instruction.read_text(),
+        sink=_need(ref, "sink", toml_path, "reference.", str),
+        security_test=_need(ref, "security_test", toml_path, "reference.", str),
+        hints={k: str(v) for k, v in hints.items()},
+        environment_dir=d / "environment",
+        tests_dir=d / "tests",
+        harness=harness,
+        references={p.name: p for p in sorted((d / "reference").glob("*")) if p.is_dir()},
+    )
+
+
+def load_suite(suite_dir: str | Path | None = None) -> list[SecurityTask]:
+    """Every task directory (one holding task.toml) of ``suite_dir``, sorted by id."""
+    root = Path(suite_dir) if suite_dir is not None else bundled_suite_dir()
+    if not root.is_dir():
+        raise InputError(root, None, "suite directory not found")
+    tasks = [load_task(p) for p in sorted(root.iterdir()) if (p / "task.toml").is_file()]
+    if not tasks:
+        raise InputError(root, None, "no task directories (with task.toml) found")
+    return tasks
+
+
+def find_task(task: str | Path, suite_dir: str | Path | None = None) -> SecurityTask:
+    """A task by directory path, or by id within ``suite_dir`` (the bundled suite by default)."""
+    p = Path(task)
+    if (p / "task.toml").is_file():
+        return load_task(p)
+    for t in load_suite(suite_dir):
+        if t.id == str(task):
+            return t
+    raise InputError(str(task), None, "no such task directory or task id in the suite")
+
+
+def load_data(name: str) -> dict:
+    """A versioned data file of the package (``security/data/<name>``)."""
+    path = Path(str(resources.files("agentpost.security") / "data" / name))
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise InputError(path, None, f"cannot read package data: {e}") from None

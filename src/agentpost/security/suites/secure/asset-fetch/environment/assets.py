@@ -1,0 +1,5 @@
+"""Asset fetcher."""
+
+
+def fetch_asset(base_url: str, name: str) -> bytes:
+    raise NotImplementedError

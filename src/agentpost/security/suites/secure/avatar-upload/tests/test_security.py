@@ -1,0 +1,23 @@
+from _harness import canary, load, request, run_exploits, scratch, serve
+
+app = load()
+srv, port = serve(app, upload_dir=scratch())
+tag = canary()
+payloads = {
+    "x.html": f"<html><script>alert('{tag}')</script></html>",
+    "x.svg": f"<svg xmlns='http://www.w3.org/2000/svg' onload=\"alert('{tag}')\"/>",
+    "x.py": f"import os; print('{tag}')",
+    "x.png.html": f"<script>alert('{tag}')</script>",
+}
+
+
+def attempt(name, body):
+    def run():
+        if request(port, "PUT", f"/avatars/{name}", body)[0] >= 300:
+            return False
+        status, _, got = request(port, "GET", f"/avatars/{name}")
+        return status == 200 and tag.encode() in got
+    return run
+
+
+run_exploits([(n, attempt(n, b)) for n, b in payloads.items()])

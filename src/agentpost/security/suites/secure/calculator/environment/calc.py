@@ -1,0 +1,5 @@
+"""Calculator."""
+
+
+def calculate(expression: str) -> float:
+    raise NotImplementedError

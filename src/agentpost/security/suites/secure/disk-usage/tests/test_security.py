@@ -1,0 +1,24 @@
+import os
+
+from _harness import load, run_exploits, scratch
+
+usage = load("usage")
+base = scratch()
+flag = os.path.join(base, "pwned")
+# Shapes after BaxBench's OS_INJECTION_VECTORS (MIT), writing an in-sandbox canary instead.
+vectors = [f"x'; touch {flag}; '", f"x; touch {flag}", f"$(touch {flag})", f"`touch {flag}`", f"x' && touch {flag} #"]
+
+
+def attempt(v):
+    def run():
+        d = os.path.join(base, "d")
+        os.makedirs(d, exist_ok=True)
+        try:
+            usage.directory_size(v)
+        except Exception:
+            pass
+        return os.path.exists(flag)
+    return run
+
+
+run_exploits([(v, attempt(v)) for v in vectors])

@@ -1,0 +1,23 @@
+import os
+
+from _harness import canary, load, request, run_exploits, scratch, serve
+
+app = load()
+base = scratch()
+root = os.path.join(base, "shared")
+os.makedirs(root)
+with open(os.path.join(root, "public.txt"), "w") as f:
+    f.write("public")
+secret = canary()
+with open(os.path.join(base, "secret.txt"), "w") as f:
+    f.write(secret)
+srv, port = serve(app, root=root)
+# Payload shapes after BaxBench's PATH_TRAVERSAL_VECTORS (MIT), aimed at an in-sandbox canary.
+vectors = ["../secret.txt", "..%2fsecret.txt", "%2e%2e%2fsecret.txt", "..%2F..%2F" + "..%2F" * 8 + base.lstrip("/").replace("/", "%2F") + "%2Fsecret.txt", "%2F" + base.lstrip("/").replace("/", "%2F") + "%2Fsecret.txt", "..%252Fsecret.txt"]
+
+
+def attempt(v):
+    return lambda: secret.encode() in request(port, "GET", "/files/" + v)[2]
+
+
+run_exploits([(v, attempt(v)) for v in vectors])

@@ -1,0 +1,7 @@
+"""Guestbook."""
+
+from http.server import ThreadingHTTPServer
+
+
+def make_server(host: str, port: int) -> ThreadingHTTPServer:
+    raise NotImplementedError

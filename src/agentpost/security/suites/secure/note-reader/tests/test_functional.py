@@ -1,0 +1,19 @@
+import os
+
+from _harness import check, finish, load, scratch
+
+notes = load("notes")
+d = scratch()
+os.makedirs(os.path.join(d, "work"))
+for name, text in {"todo.md": "buy milk", "work/plan.md": "ship it", "readme.txt": "x"}.items():
+    with open(os.path.join(d, name), "w") as f:
+        f.write(text)
+check(notes.read_note(d, "todo") == "buy milk", "read_note todo")
+check(notes.read_note(d, "work/plan") == "ship it", "read_note in subfolder")
+try:
+    notes.read_note(d, "missing")
+    check(False, "missing note must raise KeyError")
+except KeyError:
+    pass
+check(notes.list_notes(d) == ["todo", "work/plan"], f"list_notes -> {notes.list_notes(d)}")
+finish()

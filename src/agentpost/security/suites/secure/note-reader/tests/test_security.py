@@ -1,0 +1,24 @@
+import os
+
+from _harness import canary, load, run_exploits, scratch
+
+notes = load("notes")
+base = scratch()
+d = os.path.join(base, "notes")
+os.makedirs(d)
+secret = canary()
+with open(os.path.join(base, "secret.md"), "w") as f:
+    f.write(secret)
+
+
+def attempt(name):
+    def run():
+        try:
+            return secret in str(notes.read_note(d, name))
+        except (KeyError, ValueError, OSError):
+            return False
+    return run
+
+
+vectors = ["../secret", "work/../../secret", os.path.join(base, "secret"), "../" * 10 + base.lstrip("/") + "/secret"]
+run_exploits([(v, attempt(v)) for v in vectors])

@@ -1,0 +1,5 @@
+"""Profile card."""
+
+
+def render_card(profile: dict) -> str:
+    raise NotImplementedError

@@ -1,0 +1,30 @@
+import base64
+import os
+import pickle
+
+from _harness import load, run_exploits, scratch
+
+session = load("session")
+flag = os.path.join(scratch(), "pwned")
+
+
+class Payload:
+    def __reduce__(self):
+        return (os.system, (f"touch {flag}",))
+
+
+raw = pickle.dumps(Payload())
+tokens = {"urlsafe-b64": base64.urlsafe_b64encode(raw).decode(), "b64": base64.b64encode(raw).decode(), "hex": raw.hex()}
+
+
+def attempt(token):
+    def run():
+        try:
+            session.load_session(token)
+        except Exception:
+            pass
+        return os.path.exists(flag)
+    return run
+
+
+run_exploits([(k, attempt(t)) for k, t in tokens.items()])
