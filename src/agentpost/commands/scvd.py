@@ -1,0 +1,198 @@
+"""`agentpost scvd calibrate|metrics` and `agentpost diagnose`: read, call library code, write.
+
+Layer: edges.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from agentpost.errors import InputError
+
+
+def _read_jsonl(path: Path) -> list[dict]:
+    import orjson
+
+    rows = []
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise InputError(path, None, f"cannot read: {e}") from None
+    for n, line in enumerate(data.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = orjson.loads(line)
+        except orjson.JSONDecodeError as e:
+            raise InputError(path, f"line {n}", f"invalid JSON: {e}") from None
+        if not isinstance(row, dict):
+            raise InputError(path, f"line {n}", "expected a JSON object")
+        rows.append(row)
+    return rows
+
+
+def _print_json(doc) -> None:
+    import orjson
+
+    sys.stdout.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
+
+
+def metrics_cmd(
+    records: Annotated[
+        Path, typer.Argument(help="JSONL: {model, run, task, I_c, I_v, z, y_c, y_f} per line.")
+    ],
+    json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    ica_population: Annotated[
+        str, typer.Option(help="valid_yc | all_with_missing_as_0")
+    ] = "valid_yc",
+    n_boot: Annotated[int, typer.Option(help="Bootstrap replicates (0: no intervals).")] = 1000,
+    seed: Annotated[int, typer.Option()] = 0,
+) -> None:
+    """The seven self-verification metrics (and ICA, final accuracy, W2R, R2W, net gain)."""
+    from agentpost import __version__
+    from agentpost.verification import metrics as M
+    from agentpost.verification.records import METRICS_FORMAT
+
+    rows = _read_jsonl(records)
+    recs = []
+    for n, row in enumerate(rows, start=1):
+        try:
+            recs.extend(M.from_dicts([row]))
+        except (KeyError, ValueError) as e:
+            raise InputError(records, f"record {n}", f"bad metric record: {e}") from None
+    if ica_population not in M.POPULATIONS:
+        raise InputError(None, "--ica-population", f"choose from {M.POPULATIONS}")
+    out = M.compute(recs, ica_population=ica_population, n_boot=n_boot, seed=seed)
+    args = {
+        "records": str(records),
+        "ica_population": ica_population,
+        "n_boot": n_boot,
+        "seed": seed,
+    }
+    doc = {
+        "format": METRICS_FORMAT,
+        "producer": {"name": "agentpost scvd metrics", "version": __version__, "args": args},
+        **out,
+    }
+    if json_out:
+        _print_json(doc)
+        return
+    from agentpost.verification.report import SUMMARY_METRICS, _fmt
+
+    print("model\t" + "\t".join(SUMMARY_METRICS))
+    for model, vals in [*out["per_model"].items(), ("macro", out["macro"])]:
+        print(model + "\t" + "\t".join(_fmt(vals[c]) for c in SUMMARY_METRICS))
+
+
+def calibrate_cmd(
+    labels: Annotated[
+        Path,
+        typer.Argument(help="JSONL of hand-checked annotations (8 fields, optional call_order)."),
+    ],
+    annotations: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            help="One JSONL per judge (8-field lines), or records.jsonl files of a diagnose run."
+        ),
+    ] = None,
+    heuristic: Annotated[
+        bool,
+        typer.Option(
+            "--heuristic",
+            help="Also run the heuristic variants on the labels' embedded trajectories.",
+        ),
+    ] = False,
+    json_out: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Judge accuracy against labels: pooled, strict, per field, boundary, z confusion, α, arbiter."""
+    from agentpost.verification import calibrate_io
+
+    doc = calibrate_io.calibrate_files(labels, annotations or [], heuristic)
+    if json_out:
+        _print_json(doc)
+        return
+    for name, rep in doc["judges"].items():
+        print(
+            f"{name}: pooled {rep['pooled_accuracy']}, strict {rep['strict_accuracy']}, "
+            f"boundary exact {rep['boundary_exact']}, ±1 {rep['boundary_within_1']}, abstained {rep['abstained']}"
+        )
+    print(f"krippendorff alpha: {doc['krippendorff_alpha']}")
+    print(f"arbiter: {doc['arbiter']}")
+
+
+def diagnose_cmd(
+    files: Annotated[list[Path], typer.Argument(help="Canonical trajectory JSONL files.")],
+    tasks: Annotated[
+        str, typer.Option("--tasks", help="Suite directory, or a bundled suite name.")
+    ] = "terminal",
+    judges: Annotated[
+        Path | None,
+        typer.Option(
+            "--judges", help="Judge panel config (YAML/JSON); default: offline heuristics."
+        ),
+    ] = None,
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Run directory (reused to resume).")
+    ] = Path("scvd-run"),
+    ica_population: Annotated[str, typer.Option()] = "valid_yc",
+    n_boot: Annotated[int, typer.Option()] = 1000,
+    replay_concurrency: Annotated[int, typer.Option(min=1)] = 2,
+    backend: Annotated[str, typer.Option()] = "bwrap",
+    progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
+) -> None:
+    """Annotate (3 judges), vote, replay each candidate, and compute the SCVD metrics."""
+    from agentpost.judges.config import build_panel, load_config
+    from agentpost.sandbox.registry import get_backend
+    from agentpost.tasks.loader import bundled_suite_path, load_suite
+    from agentpost.trajectory.io import read_jsonl
+    from agentpost.verification.metrics import POPULATIONS
+    from agentpost.verification.pipeline import DiagnoseOptions, diagnose
+
+    if ica_population not in POPULATIONS:
+        raise InputError(None, "--ica-population", f"choose from {POPULATIONS}")
+    try:
+        get_backend(backend)
+    except (ValueError, ImportError, AttributeError) as e:
+        raise InputError(None, "--backend", str(e)) from None
+    suite = Path(tasks) if Path(tasks).is_dir() else bundled_suite_path(tasks)
+    for f in files:
+        if not f.is_file():
+            raise InputError(f, None, "no such trajectory file")
+    trajs = [t for f in files for t in read_jsonl(f)]
+    cfg = load_config(judges)
+    panel = build_panel(
+        cfg, str(judges or "default judge config"), judges.parent if judges else None
+    )
+    opts = DiagnoseOptions(
+        ica_population=ica_population,
+        n_boot=n_boot,
+        replay_concurrency=replay_concurrency,
+        backend=backend,
+        progress=progress,
+    )
+    args = {
+        "files": [str(f) for f in files],
+        "tasks": str(suite),
+        "judges": str(judges) if judges else None,
+        "out": str(out),
+        "ica_population": ica_population,
+        "n_boot": n_boot,
+        "backend": backend,
+    }
+    doc = diagnose(trajs, load_suite(suite), panel, out, opts, args)
+    sys.stderr.write((out / "summary.md").read_text())
+    del doc
+
+
+def register(app: typer.Typer) -> None:
+    scvd = typer.Typer(
+        help="SCVD: self-verification metrics and judge calibration.", no_args_is_help=True
+    )
+    scvd.command("metrics")(metrics_cmd)
+    scvd.command("calibrate")(calibrate_cmd)
+    app.add_typer(scvd, name="scvd")
+    app.command("diagnose")(diagnose_cmd)

@@ -1,0 +1,123 @@
+"""The panel configuration: three judges, the arbiter, concurrency and a shared budget.
+
+A config file (YAML or JSON)::
+
+    judges:
+      - {id: glm, kind: openai, model: glm-5.2, base_url: http://host/v1, api_key_env: GLM_KEY}
+      - {id: kimi, kind: openai, model: kimi-k3, base_url: ..., max_tokens: 8192}
+      - {id: h, kind: heuristic, variant: artifact}
+      - {id: old, kind: recorded, path: answers.jsonl}   # replays saved raw answers
+    arbiter: glm            # the judge strongest on calibration (`agentpost scvd calibrate`)
+    concurrency: 4          # judge calls in flight
+    budget: {max_total_tokens: 5000000, max_cost_usd: 20.0,
+             prices: {input: 0.5, output: 2.0}}        # USD per million tokens
+
+The embedded default (no file) is offline: the three heuristic variants (``broad``,
+``artifact``, ``run``), arbiter ``artifact`` (the variant with the highest pooled accuracy on
+the bundled calibration file; ``scvd calibrate`` re-measures it). The three share most rules,
+so their agreement overstates what independent judges would give; the summary says so.
+
+Layer: io.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+import yaml
+
+from agentpost.agent.transport import Ledger, Prices
+from agentpost.errors import InputError
+from agentpost.judges.base import Judge
+from agentpost.judges.remote import OpenAIJudge, RecordedJudge
+from agentpost.judges.scripted import HeuristicJudge
+
+DEFAULT_CONFIG: dict[str, Any] = {
+    "judges": [
+        {"id": "heuristic-broad", "kind": "heuristic", "variant": "broad"},
+        {"id": "heuristic-artifact", "kind": "heuristic", "variant": "artifact"},
+        {"id": "heuristic-run", "kind": "heuristic", "variant": "run"},
+    ],
+    "arbiter": "heuristic-artifact",
+    "concurrency": 4,
+}
+_OPENAI_KEYS = {"model", "base_url", "api_key_env", "max_tokens", "extra_body", "json_mode",
+                "timeout_s", "max_retries", "backoff_s"}  # fmt: skip
+
+
+@dataclass
+class Panel:
+    judges: list[Judge]
+    arbiter: int
+    concurrency: int = 4
+    config: dict[str, Any] = field(default_factory=dict)
+    ledger: Ledger = field(default_factory=Ledger)
+
+    @property
+    def ids(self) -> list[str]:
+        return [j.id for j in self.judges]
+
+
+def load_config(path: str | Path | None) -> dict[str, Any]:
+    if path is None:
+        return DEFAULT_CONFIG
+    path = Path(path)
+    try:
+        text = path.read_bytes()
+        data = yaml.safe_load(text) if path.suffix in (".yaml", ".yml") else orjson.loads(text)
+    except (OSError, yaml.YAMLError, orjson.JSONDecodeError) as e:
+        raise InputError(path, None, f"cannot read judge config: {e}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("judges"), list):
+        raise InputError(path, "$.judges", "a judge config needs a list 'judges'")
+    return data
+
+
+def build_panel(
+    config: dict[str, Any], where: str = "judge config", base: Path | None = None
+) -> Panel:
+    """Judges from a config dict (see the module docstring)."""
+    ledger = Ledger()
+    budget = dict(config.get("budget") or {})
+    prices = Prices(**budget.pop("prices")) if budget.get("prices") else None
+    conc = int(config.get("concurrency", 4))
+    judges: list[Judge] = []
+    for i, spec in enumerate(config["judges"]):
+        judges.append(_judge(spec, f"$.judges[{i}]", where, base, ledger, budget, prices, conc))
+    ids = [j.id for j in judges]
+    if len(set(ids)) != len(ids):
+        raise InputError(where, "$.judges", f"judge ids must be unique: {ids}")
+    if len(judges) != 3:
+        raise InputError(where, "$.judges", f"the panel needs exactly three judges, got {len(ids)}")
+    arbiter = config.get("arbiter", ids[0])
+    if arbiter not in ids:
+        raise InputError(where, "$.arbiter", f"{arbiter!r} is not one of {ids}")
+    return Panel(judges, ids.index(arbiter), conc, config, ledger)
+
+
+def _judge(spec, at, where, base, ledger, budget, prices, conc) -> Judge:
+    if not isinstance(spec, dict) or "id" not in spec or "kind" not in spec:
+        raise InputError(where, at, "each judge needs an 'id' and a 'kind'")
+    kind, jid = spec["kind"], str(spec["id"])
+    if kind == "heuristic":
+        try:
+            return HeuristicJudge(jid, spec.get("variant", "artifact"))
+        except ValueError as e:
+            raise InputError(where, at + ".variant", str(e)) from None
+    if kind == "recorded":
+        p = Path(spec["path"])
+        return RecordedJudge(
+            jid, p if p.is_absolute() or base is None else base / p, spec.get("judge")
+        )
+    if kind == "openai":
+        if "model" not in spec:
+            raise InputError(where, at, "an openai judge needs 'model'")
+        kw = {k: v for k, v in spec.items() if k in _OPENAI_KEYS}
+        return OpenAIJudge(jid, concurrency=conc, ledger=ledger, prices=prices,
+                           max_total_tokens=budget.get("max_total_tokens"),
+                           max_cost_usd=budget.get("max_cost_usd"), **kw)  # fmt: skip
+    raise InputError(
+        where, at + ".kind", f"unknown judge kind {kind!r} (openai, heuristic, recorded)"
+    )

@@ -1,0 +1,1 @@
+"""SCVD: candidate-state replay, verification annotations, metrics and distillation data."""

@@ -1,0 +1,241 @@
+"""`agentpost diagnose`: annotate (three judges), vote, replay the candidate, compute the metrics.
+
+Every judge answer and every replay goes through the result store (``RUN_DIR/store.sqlite``)
+keyed by its inputs: a judge result by (judge id, judge fingerprint, prompt version, truncation
+policy, re-ask limit, trajectory hash); a replay by (trajectory hash, task hash, boundary). Kill
+the run at any point and rerun it: finished judge calls and replays are read back, only the
+in-flight ones are redone, and the outputs are the same. Endpoint failures and spent budgets are
+not cached (the rerun asks again); abstentions after the re-asks are (they are the judge's
+answer).
+
+Replays run for I_c = I_v = 1 (spec b.5) through and including the boundary call, each in a
+fresh sandbox, with ``verification.replay``. A replay whose status is not ``ok`` gives y_c =
+null (excluded from replay-based metrics, counted in the coverage table). y_f is the
+trajectory's recorded outcome (``outcome.resolved``). Trajectories are grouped by
+``model`` (else ``agent``) and ``run_id`` for the per-run → per-model → macro aggregation.
+
+Layer: io.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentpost import __version__
+from agentpost.judges.annotate import MAX_REASKS, annotate_one
+from agentpost.judges.config import Panel
+from agentpost.store import Store, key
+from agentpost.tasks.model import Task
+from agentpost.trajectory.io import dumps
+from agentpost.trajectory.model import Trajectory
+from agentpost.verification import metrics as M
+from agentpost.verification.panel import agreement_stats, vote
+from agentpost.verification.protocol import PROMPT_VERSION, Truncation
+from agentpost.verification.records import (
+    METRICS_FORMAT,
+    RECORD_FORMAT,
+    JudgeResult,
+    MetricRecord,
+    PanelDecision,
+)
+
+CACHED_JUDGE = ("valid", "abstained")
+CACHED_REPLAY = ("ok", "replay_failed", "evaluator_invalid", "timeout")
+
+
+@dataclass
+class DiagnoseOptions:
+    ica_population: str = "valid_yc"
+    n_boot: int = 1000
+    seed: int = 0
+    replay_concurrency: int = 2
+    backend: str = "bwrap"
+    truncation: Truncation = field(default_factory=Truncation)
+    max_reasks: int = MAX_REASKS
+    progress: bool = True
+
+
+def traj_hash(traj: Trajectory) -> str:
+    return hashlib.sha256(dumps(traj)).hexdigest()
+
+
+def task_hash(task: Task) -> str:
+    """sha256 over the task directory's files (relative path and content, sorted)."""
+    h = hashlib.sha256()
+    for p in sorted(q for q in Path(task.path).rglob("*") if q.is_file()):
+        h.update(str(p.relative_to(task.path)).encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+class _Progress:
+    """rich progress on stderr (or nothing)."""
+
+    def __init__(self, enabled: bool):
+        self.bar = None
+        if enabled:
+            from rich.console import Console
+            from rich.progress import Progress
+
+            self.bar = Progress(console=Console(stderr=True), transient=False)
+
+    def __enter__(self):
+        if self.bar:
+            self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        if self.bar:
+            self.bar.__exit__(*exc)
+
+    def task(self, name: str, total: int):
+        return self.bar.add_task(name, total=total) if self.bar else None
+
+    def advance(self, tid) -> None:
+        if self.bar is not None:
+            self.bar.advance(tid)
+
+
+def annotate_all(trajs, panel: Panel, store: Store, opts: DiagnoseOptions, prog) -> dict:
+    """(case index, judge index) → JudgeResult, through the store."""
+    hashes = [traj_hash(t) for t in trajs]
+    jobs = [(i, j) for i in range(len(trajs)) for j in range(len(panel.judges))]
+    tid = prog.task("annotate", len(jobs))
+
+    def one(job):
+        i, j = job
+        judge = panel.judges[j]
+        k = key("scvd-judge", {"judge": judge.id, "fingerprint": judge.fingerprint,
+                               "prompt": PROMPT_VERSION, "truncation": asdict(opts.truncation),
+                               "max_reasks": opts.max_reasks, "trajectory": hashes[i]})  # fmt: skip
+        found = store.get(k)
+        if found is not None:
+            res = JudgeResult.from_json(found)
+        else:
+            res = annotate_one(judge, trajs[i], trajs[i].id, opts.truncation, opts.max_reasks)
+            if res.status in CACHED_JUDGE:
+                store.put(k, res.to_json())
+        prog.advance(tid)
+        return job, res
+
+    with ThreadPoolExecutor(max_workers=max(1, panel.concurrency)) as pool:
+        return dict(pool.map(one, jobs))
+
+
+def replay_all(trajs, decisions, tasks: dict[str, Task], store: Store, opts, prog) -> dict:
+    """case index → replay result dict (or a status-only dict when no replay could run)."""
+    todo = [i for i, d in enumerate(decisions) if d.candidate_formed and d.verification_triggered]
+    tid = prog.task("replay", len(todo))
+    thashes: dict[str, str] = {}
+
+    def one(i):
+        traj, d = trajs[i], decisions[i]
+        task = tasks.get(traj.task_id or "")
+        if task is None:
+            prog.advance(tid)
+            return i, {
+                "status": "task_missing",
+                "message": f"no task {traj.task_id!r} in the suite",
+            }
+        th = thashes.setdefault(task.id, task_hash(task))
+        upto = (d.candidate_step, d.candidate_tool_call_index)
+        k = key("scvd-replay", {"trajectory": traj_hash(traj), "task": th, "boundary": list(upto),
+                                "backend": opts.backend})  # fmt: skip
+        found = store.get(k)
+        if found is None:
+            from agentpost.sandbox.registry import get_backend
+            from agentpost.verification.replay import replay
+
+            found = replay(traj, task, upto=upto, backend=get_backend(opts.backend)).to_json()
+            if found["status"] in CACHED_REPLAY:
+                store.put(k, found)
+        prog.advance(tid)
+        return i, found
+
+    with ThreadPoolExecutor(max_workers=max(1, opts.replay_concurrency)) as pool:
+        return dict(pool.map(one, todo))
+
+
+def _y(value) -> int | None:
+    return None if value is None else int(bool(value))
+
+
+def metric_record(traj: Trajectory, d: PanelDecision, rep: dict | None) -> MetricRecord:
+    y_c = None
+    if rep is not None and rep.get("status") == "ok":
+        y_c = _y(rep.get("resolved"))
+    return MetricRecord(
+        model=traj.model or traj.agent or "unknown", run=traj.run_id or "run",
+        task=traj.task_id or "", I_c=d.candidate_formed,
+        I_v=d.verification_triggered if d.candidate_formed is not None else None,
+        z=d.z, y_c=y_c, y_f=_y(traj.outcome.resolved),
+    )  # fmt: skip
+
+
+def diagnose(
+    trajs: list[Trajectory],
+    tasks: list[Task],
+    panel: Panel,
+    run_dir: str | Path,
+    opts: DiagnoseOptions | None = None,
+    producer_args: dict[str, Any] | None = None,
+) -> dict:
+    """Run the whole diagnosis; writes ``metrics.json``, ``records.jsonl``, ``summary.md`` and
+    ``judge_answers.jsonl`` under ``run_dir``; returns the metrics document."""
+    from agentpost.verification import report
+
+    opts = opts or DiagnoseOptions()
+    run_dir = Path(run_dir)
+    store = Store(run_dir / "store.sqlite")
+    by_id = {t.id: t for t in tasks}
+    try:
+        with _Progress(opts.progress) as prog:
+            results = annotate_all(trajs, panel, store, opts, prog)
+            per_case = [
+                [results[(i, j)] for j in range(len(panel.judges))] for i in range(len(trajs))
+            ]
+            decisions = [
+                vote([r.annotation for r in rs], panel.arbiter, panel.ids) for rs in per_case
+            ]
+            replays = replay_all(trajs, decisions, by_id, store, opts, prog)
+    finally:
+        store.close()
+    records = [
+        metric_record(t, d, replays.get(i))
+        for i, (t, d) in enumerate(zip(trajs, decisions, strict=True))
+    ]
+    doc = {
+        "format": METRICS_FORMAT,
+        "producer": {
+            "name": "agentpost diagnose",
+            "version": __version__,
+            "args": producer_args or {},
+        },
+        "judges": {
+            "ids": panel.ids,
+            "arbiter": panel.ids[panel.arbiter],
+            "prompt_version": PROMPT_VERSION,
+            "truncation": asdict(opts.truncation),
+            "status": {
+                jid: dict(Counter(r[j].status for r in per_case)) for j, jid in enumerate(panel.ids)
+            },
+            "usage": panel.ledger.summary(),
+        },  # fmt: skip
+        "panel": agreement_stats(decisions),
+        "replay": {"status": dict(Counter(r.get("status") for r in replays.values()))},
+        "metrics": M.compute(
+            records, ica_population=opts.ica_population, n_boot=opts.n_boot, seed=opts.seed
+        ),
+    }
+    lines = [
+        {"format": RECORD_FORMAT, "case_id": t.id, "trajectory_hash": traj_hash(t),
+         "judges": [r.to_json() for r in per_case[i]], "decision": decisions[i].to_json(),
+         "replay": replays.get(i), "record": records[i].to_json()}
+        for i, t in enumerate(trajs)
+    ]  # fmt: skip
+    report.write_outputs(run_dir, doc, lines, panel)
+    return doc

@@ -1,0 +1,178 @@
+"""Replaying single calls of a planned trajectory against one sandbox: shell calls (one exec
+each, with the previous call's cwd and exports restored when the scaffold's shell persists),
+edit calls (applied inside the sandbox by ``verification/edits.py``'s own source) and runs of
+keystroke calls (``verification/tmux.py``). Used by ``verification/replay.py``.
+
+Layer: io.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+from dataclasses import asdict
+
+from agentpost.sandbox.base import Sandbox
+from agentpost.tasks.model import Task
+from agentpost.trajectory.model import Observation
+from agentpost.verification import edits
+from agentpost.verification.replay_types import CallRecord, PlannedCall
+from agentpost.verification.tmux import keystroke_call, new_output, send_keystrokes
+
+TEXT_CHARS = 4000
+_CWD_FILE, _ENV_FILE = "/tmp/.agentpost-cwd", "/tmp/.agentpost-env"
+_HEAD = (
+    f"[ -f {_ENV_FILE} ] && . {_ENV_FILE} >/dev/null 2>&1; "
+    f'__ap_d=$(cat {_CWD_FILE} 2>/dev/null) && cd "$__ap_d" 2>/dev/null\n'
+)
+_TAIL = (
+    f"\n__ap_rc=$?; pwd > {_CWD_FILE} 2>/dev/null; "
+    f"export -p | grep -vE '^declare -x (PWD|OLDPWD|SHLVL|_)=' > {_ENV_FILE} 2>/dev/null; "
+    "exit $__ap_rc\n"
+)
+_EDIT_ERROR = re.compile(
+    r"^\s*(ERROR|Error)\b|No replacement was performed|did not appear verbatim|"
+    r"Invalid `insert_line`|already exists at",
+    re.M,
+)
+
+
+def _recorded_error(obs: Observation | None) -> bool:
+    if obs is None:
+        return False
+    if obs.is_error is not None:
+        return obs.is_error
+    return bool(obs.text and _EDIT_ERROR.search(obs.text[:500]))
+
+
+def _cap(text: str) -> str:
+    return text if len(text) <= TEXT_CHARS else text[-TEXT_CHARS:]
+
+
+_EDIT_RUNNER = r"""
+import hashlib, json, os, sys
+req = json.load(sys.stdin)
+op = EditOp(**req["op"])
+path = op.path if os.path.isabs(op.path) else os.path.join(req["cwd"], op.path)
+hp = os.path.join("/tmp/.agentpost-edit-history", hashlib.sha256(path.encode()).hexdigest())
+def history():
+    try:
+        return json.load(open(hp))
+    except (OSError, ValueError):
+        return []
+def save(h):
+    os.makedirs(os.path.dirname(hp), exist_ok=True)
+    json.dump(h, open(hp, "w"))
+def write(text):
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with open(path, "w", encoding="utf-8", errors="surrogateescape", newline="") as f:
+        f.write(text)
+try:
+    cur = None
+    if os.path.isfile(path):
+        cur = open(path, encoding="utf-8", errors="surrogateescape", newline="").read()
+    if op.command == "view":
+        if cur is None and not os.path.isdir(path):
+            raise EditError(f"{path}: no such file or directory")
+        out = cur if cur is not None else "\n".join(sorted(os.listdir(path)))
+    elif op.command == "undo_edit":
+        h = history()
+        if not h:
+            raise EditError(f"no edit history for {path}")
+        prev = h.pop()
+        os.remove(path) if prev is None else write(prev)
+        save(h)
+        out = f"undid last edit of {path}"
+    else:
+        new = apply_edit(op, cur)
+        save(history() + [cur])
+        write(new)
+        out = f"edited {path}"
+    print(json.dumps({"ok": True, "output": out[-4000:]}))
+except (EditError, OSError, UnicodeError) as e:
+    print(json.dumps({"ok": False, "error": str(e)}))
+"""
+
+
+def _edit_script() -> str:
+    return inspect.getsource(edits) + _EDIT_RUNNER
+
+
+class Replayer:
+    """Runs planned calls against one sandbox, keeping shell state between calls."""
+
+    def __init__(
+        self,
+        task: Task,
+        sandbox: Sandbox,
+        persist: bool,
+        call_timeout_s: float,
+        max_duration_s: float,
+    ):
+        self.task, self.sb, self.persist = task, sandbox, persist
+        self.call_timeout_s, self.max_duration_s = call_timeout_s, max_duration_s
+
+    def cwd(self) -> str:
+        if not self.persist:
+            return self.task.workdir
+        try:
+            return self.sb.get(_CWD_FILE).decode().strip() or self.task.workdir
+        except (FileNotFoundError, OSError, ValueError):
+            return self.task.workdir
+
+    def shell(self, p: PlannedCall) -> CallRecord:
+        rec = CallRecord(p.step, p.call_index, "shell", "replayed")
+        if not p.call.command:
+            rec.action, rec.error = "failed", "shell call has no command"
+            return rec
+        cmd = _HEAD + p.call.command + _TAIL if self.persist else p.call.command
+        res = self.sb.exec(cmd, cwd=self.task.workdir, timeout_s=self.call_timeout_s)
+        rec.exit_code, rec.timed_out = res.exit_code, res.timed_out
+        rec.text = _cap(res.stdout + res.stderr)
+        return rec
+
+    def edit(self, p: PlannedCall) -> CallRecord:
+        rec = CallRecord(p.step, p.call_index, "edit", "replayed")
+        if _recorded_error(p.observation):
+            rec.action = "skipped"  # it changed nothing when it was recorded
+            return rec
+        try:
+            op = edits.parse_edit(p.call.name, p.call.arguments)
+        except edits.EditError as e:
+            rec.action, rec.error = "failed", str(e)
+            return rec
+        if op.command == "view":
+            rec.action = "skipped"  # a read: no state to rebuild
+            return rec
+        req = {"op": asdict(op), "cwd": self.cwd()}
+        res = self.sb.exec(
+            ["python3", "-c", _edit_script()], stdin=json.dumps(req).encode(), timeout_s=60
+        )
+        try:
+            out = json.loads(res.stdout.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            rec.action, rec.error = (
+                "failed",
+                f"edit runner failed: {(res.stdout + res.stderr)[-500:]}",
+            )
+            return rec
+        rec.exit_code = 0 if out["ok"] else 1
+        if not out["ok"]:
+            rec.action, rec.error = "failed", out["error"]
+        rec.text = _cap(out.get("output") or out.get("error") or "")
+        return rec
+
+    def keystrokes(self, group: list[PlannedCall]) -> list[CallRecord]:
+        calls = [keystroke_call(p.call, self.max_duration_s) for p in group]
+        screens, why = send_keystrokes(self.sb, calls, self.cwd())
+        recs = []
+        for i, p in enumerate(group):
+            rec = CallRecord(p.step, p.call_index, "keystrokes", "replayed")
+            if screens is None:
+                rec.action, rec.error = "failed", f"tmux replay failed: {why}"
+            else:
+                rec.screen = screens[i + 1]
+                rec.text = _cap(new_output(screens[i], screens[i + 1]))
+            recs.append(rec)
+        return recs
