@@ -61,7 +61,9 @@ class Store:
         return orjson.loads(row[0]) if row else None
 
     def __contains__(self, k: str) -> bool:
-        return self._conn().execute("SELECT 1 FROM results WHERE key = ?", (k,)).fetchone() is not None
+        return (
+            self._conn().execute("SELECT 1 FROM results WHERE key = ?", (k,)).fetchone() is not None
+        )
 
     def put(self, k: str, value: Any) -> None:
         kind = k.split(":", 1)[0]
@@ -84,7 +86,11 @@ class Store:
     def count(self, kind: str | None = None) -> int:
         if kind is None:
             return self._conn().execute("SELECT COUNT(*) FROM results").fetchone()[0]
-        return self._conn().execute("SELECT COUNT(*) FROM results WHERE kind = ?", (kind,)).fetchone()[0]
+        return (
+            self._conn()
+            .execute("SELECT COUNT(*) FROM results WHERE kind = ?", (kind,))
+            .fetchone()[0]
+        )
 
     def items(self, kind: str) -> Iterator[tuple[str, Any]]:
         for k, v in self._conn().execute("SELECT key, value FROM results WHERE kind = ?", (kind,)):

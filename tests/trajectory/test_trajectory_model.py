@@ -58,7 +58,9 @@ def test_mixed_sources_report_the_weakest() -> None:
 
 
 def test_round_trip_is_identical(tmp_path) -> None:
-    traj = Trajectory(id="t1", task_id="task", turns=[_turn(0, Usage(input_tokens=3))], producer=PRODUCER)
+    traj = Trajectory(
+        id="t1", task_id="task", turns=[_turn(0, Usage(input_tokens=3))], producer=PRODUCER
+    )
     traj.totals = compute_totals(traj.turns)
     write_jsonl(tmp_path / "a.jsonl", [traj])
     again = read_jsonl(tmp_path / "a.jsonl")

@@ -76,13 +76,17 @@ class Logprobs(_Model):
     """Per generated token, stored column-wise (compact, and ready for numpy).
 
     Shapes: ``tokens[T]``, ``chosen[T]`` (log-prob of the sampled token), ``top_logprobs[T][k]``
-    and ``top_tokens[T][k]`` (the k most likely tokens at each position, as the server sent them).
+    and ``top_tokens[T][k]`` (the k most likely tokens at each position, as the server sent them),
+    ``token_ids[T]`` and ``prompt_token_ids[P]`` when the source kept ids.
     """
 
     tokens: list[str] | None = None
     chosen: list[float | None] | None = None
     top_logprobs: list[list[float]] | None = None
     top_tokens: list[list[str]] | None = None
+    # Token ids where the source kept them (ATIF ``completion_token_ids`` / ``prompt_token_ids``).
+    token_ids: list[int] | None = None
+    prompt_token_ids: list[int] | None = None
 
 
 class Turn(_Model):
@@ -186,7 +190,13 @@ def compute_totals(turns: list[Turn], run_total: Usage | None = None) -> Totals:
             totals.usage_source = weakest
             break
     if run_total is not None:
-        for name in ("input_tokens", "cached_tokens", "output_tokens", "reasoning_tokens", "cost_usd"):
+        for name in (
+            "input_tokens",
+            "cached_tokens",
+            "output_tokens",
+            "reasoning_tokens",
+            "cost_usd",
+        ):
             if getattr(totals, name) is None and getattr(run_total, name) is not None:
                 setattr(totals, name, getattr(run_total, name))
                 totals.usage_source = "run_total"

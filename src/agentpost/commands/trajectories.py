@@ -1,0 +1,105 @@
+"""`agentpost import | stats | show`: canonical trajectories from scaffold logs.
+
+Layer: edges.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    app.command("import")(import_cmd)
+    app.command("stats")(stats_cmd)
+    app.command("show")(show_cmd)
+
+
+def import_cmd(
+    paths: list[Path] = typer.Argument(..., help="Files or folders (folders are walked)."),
+    out: Path = typer.Option(..., "-o", "--out", help="Output canonical JSONL."),
+    fmt: str | None = typer.Option(
+        None, "--format", help="Importer name (see CONTRIBUTING.md) or a dotted module path."
+    ),
+    keep_raw: bool = typer.Option(False, "--keep-raw", help="Keep the source records in `raw`."),
+) -> None:
+    """Import trajectories into one canonical JSONL file; bad files are listed, not fatal."""
+    from agentpost.trajectory.importers import get_importer
+    from agentpost.trajectory.importing import ImportReport, iter_import
+    from agentpost.trajectory.io import write_jsonl
+
+    if fmt is not None:
+        get_importer(fmt)  # fail early on an unknown name
+    report = ImportReport()
+    formats: dict[str, int] = {}
+
+    def counted():
+        for t in iter_import(paths, report, fmt, keep_raw):
+            key = t.source.format if t.source else "?"
+            formats[key] = formats.get(key, 0) + 1
+            yield t
+
+    n = write_jsonl(out, counted())  # streamed; written atomically (temp file + rename)
+    if n == 0 and report.errors:
+        out.unlink(missing_ok=True)  # nothing good to keep
+    by_fmt = ", ".join(f"{k} {v}" for k, v in sorted(formats.items()))
+    typer.echo(
+        f"imported {n} trajectories from {report.files} files ({by_fmt or 'none'});"
+        f" skipped {len(report.skipped)}; failed {len(report.errors)}"
+        + (f" -> {out}" if out.exists() else "")
+    )
+    for path, reason in report.skipped:
+        typer.echo(f"skipped: {path}: {reason}")
+    for err in report.errors:
+        print(f"error: {err.one_line()}", file=sys.stderr)
+    if report.errors:
+        raise typer.Exit(1)
+
+
+def stats_cmd(
+    file: Path = typer.Argument(..., help="Canonical JSONL."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+) -> None:
+    """Turns, tool calls and tokens per trajectory, and their totals."""
+    import orjson
+
+    from agentpost.trajectory.io import iter_jsonl
+    from agentpost.trajectory.render import COUNT_KEYS, stats_row, stats_totals
+
+    rows = [stats_row(t) for t in iter_jsonl(file)]
+    totals = stats_totals(rows)
+    if as_json:
+        sys.stdout.write(orjson.dumps({"trajectories": rows, "totals": totals}).decode() + "\n")
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table("id", "format", *COUNT_KEYS, "resolved")
+    for r in rows:
+        table.add_row(
+            r["id"], r["source_format"], *(str(r[k]) for k in COUNT_KEYS), str(r["resolved"])
+        )
+    table.add_row(
+        "total", "", *(str(totals[k]) for k in COUNT_KEYS), str(totals["resolved"]), style="bold"
+    )
+    Console().print(table)
+
+
+def show_cmd(
+    file: Path = typer.Argument(..., help="Canonical JSONL."),
+    id: str | None = typer.Option(None, "--id", help="Trajectory id (default: the first)."),
+) -> None:
+    """Render one trajectory in the terminal."""
+    from rich.console import Console
+
+    from agentpost.errors import InputError
+    from agentpost.trajectory.io import iter_jsonl
+    from agentpost.trajectory.render import render
+
+    for t in iter_jsonl(file):
+        if id is None or t.id == id:
+            render(t, Console())
+            return
+    raise InputError(file, None, f"no trajectory with id {id!r}" if id else "no trajectories")

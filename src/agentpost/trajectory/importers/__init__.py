@@ -1,0 +1,158 @@
+"""Importers: one module per scaffold, chosen by name from ``FORMATS`` or by ``detect``.
+
+An importer module has ``convert(data, ctx, keep_raw)`` (one parsed JSON document) or
+``convert_lines(lines, ctx, keep_raw)`` (a JSONL file as ``[(lineno, obj)]``) and returns a list
+of ``Trajectory``. A name that is not in ``FORMATS`` is taken as a dotted module path
+(``mypkg.my_importer``), so a custom importer needs no change here.
+
+Layer: io.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from agentpost.errors import InputError
+from agentpost.trajectory.importers._common import NotATrajectory
+
+# name → module (relative to this package, or absolute when it contains a dot)
+FORMATS: dict[str, str] = {
+    "agentpost": "agentpost_format",
+    "mini-swe-agent": "mini_swe_agent",
+    "swe-agent": "swe_agent",
+    "openhands-v0": "openhands",
+    "openhands-eval": "openhands",
+    "openhands-v1": "openhands_v1",
+    "atif": "atif",
+    "gemini-cli": "gemini_cli",
+    "openai-chat": "openai_chat",
+}
+JSONL_FORMATS = {"agentpost", "openhands-eval", "openhands-v1"}
+
+HEAD = 65536
+
+
+def get_importer(name: str) -> ModuleType:
+    """The importer module for ``name``: a ``FORMATS`` entry, else a dotted module path."""
+    target = FORMATS.get(name)
+    try:
+        if target is not None:
+            return importlib.import_module(f"{__name__}.{target}")
+        if "." in name:
+            return importlib.import_module(name)
+    except ImportError as e:
+        raise InputError(None, None, f"cannot import importer {name!r}: {e}") from None
+    known = ", ".join(FORMATS)
+    raise InputError(None, None, f"unknown format {name!r} (known: {known}; or a dotted path)")
+
+
+class _Head:
+    """The first bytes of a file, searched for ``"key": value`` markers."""
+
+    def __init__(self, head: bytes):
+        self.full = head[:HEAD]
+        self.near = head[:8192]  # most markers sit near the top; mini's and eval's may not
+        self.first = head.lstrip()[:200]
+
+    def has(self, key: bytes, value: bytes = b"", deep: bool = False) -> bool:
+        """``"key": value`` with or without the space JSON writers put after the colon."""
+        where = self.full if deep else self.near
+        if not value:
+            return b'"%s"' % key in where
+        return b'"%s":%s' % (key, value) in where or b'"%s": %s' % (key, value) in where
+
+
+def _companion(name: str, h: _Head) -> None:
+    """Raise ``NotATrajectory`` for files that sit beside trajectories but are not ones."""
+    if name.endswith((".yaml", ".yml")):
+        if b"instances_by_exit_status" in h.near:
+            raise NotATrajectory("mini-swe-agent exit-status index")
+        raise NotATrajectory("YAML file, not a trajectory")
+    if name == "result.json" and h.has(b"verifier_result"):
+        raise NotATrajectory("Harbor trial result, joined into its trajectory")
+    if name == "report.json" and h.has(b"tests_status"):
+        raise NotATrajectory("SWE-bench report, joined into its trajectory")
+    if name in ("all_preds.jsonl", "preds.json") or (
+        h.has(b"model_patch") and not h.has(b"history", deep=True)
+    ):
+        raise NotATrajectory("predictions file (model patches), not a trajectory")
+
+
+def _by_content(name: str, h: _Head) -> str | None:
+    first, has = h.first, h.has
+    if first.replace(b" ", b"").startswith(b'{"format":"agentpost.trajectory/'):
+        return "agentpost"
+    if has(b"schema_version", b'"ATIF'):
+        return "atif"
+    if name.endswith(".traj"):
+        return "swe-agent"
+    # mini-swe-agent writes ``info`` first; its markers can sit deep (after a long config)
+    if first[:40].replace(b" ", b"").replace(b"\n", b"").startswith(b'{"info":') and (
+        has(b"mini_version", deep=True) or has(b"trajectory_format", b'"mini-swe-agent', True)
+    ):
+        return "mini-swe-agent"
+    if first.startswith(b"{") and has(b"kind") and has(b"source"):
+        if b"Event" in first or name.endswith(".jsonl"):
+            return "openhands-v1"
+    if name.endswith(".jsonl") and has(b"instance_id") and has(b"history", deep=True):
+        return "openhands-eval"
+    if first.startswith(b"[") and has(b"source", deep=True):
+        if has(b"action", deep=True) or has(b"observation", deep=True):
+            return "openhands-v0"
+    if has(b"sessionId") and has(b"messages"):
+        return "gemini-cli"
+    if has(b"mini_version", deep=True):  # mini-swe-agent with another key first
+        return "mini-swe-agent"
+    if has(b"messages") and has(b"response", deep=True):
+        return "openai-chat"
+    if first.startswith(b"[") and first[1:].lstrip().startswith(b"{") and has(b"role", deep=True):
+        return "openai-chat"
+    return None
+
+
+def detect(path: Path, head: bytes) -> str | None:
+    """Format name from the file name and its first bytes; ``None`` when undecided.
+
+    Raises ``NotATrajectory`` for known companion files (SWE-bench exit-status index and
+    reports, SWE-agent predictions, Harbor results) and ``InputError`` for empty or binary files.
+    """
+    if not head.strip():
+        raise InputError(path, "byte 0", "empty file")
+    nul = head.find(b"\x00", 0, HEAD)
+    if nul >= 0:
+        raise InputError(path, f"byte {nul}", "binary data, not a JSON trajectory")
+    h = _Head(head)
+    _companion(path.name, h)
+    return _by_content(path.name, h)
+
+
+def detect_data(data: Any) -> str | None:
+    """Format name from a parsed document (when the first bytes did not decide)."""
+    if isinstance(data, dict):
+        keys = data.keys()
+        if "schema_version" in keys and "steps" in keys:
+            return "atif"
+        if "messages" in keys and "info" in keys:
+            return "mini-swe-agent"
+        if "trajectory" in keys or ("history" in keys and "environment" in keys):
+            return "swe-agent"
+        if "sessionId" in keys:
+            return "gemini-cli"
+        if "messages" in keys:
+            return "openai-chat"
+        if "history" in keys and not isinstance(data.get("history"), list):
+            return None
+        if "history" in keys:
+            return "swe-agent"
+    if isinstance(data, list) and data and isinstance(data[0], dict):
+        if "source" in data[0]:
+            return "openhands-v0"
+        if "role" in data[0]:
+            return "openai-chat"
+    return None
+
+
+__all__ = ["FORMATS", "JSONL_FORMATS", "NotATrajectory", "detect", "detect_data", "get_importer"]

@@ -1,0 +1,314 @@
+"""Helpers shared by the importers: usage parsing, tool-call classification, checked access.
+
+Layer: io. Importers build models with ``construct`` (no re-validation): every value that
+goes in is checked or coerced here first, which is where import time goes otherwise.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from agentpost import __version__
+from agentpost.errors import InputError
+from agentpost.trajectory.model import (
+    Logprobs,
+    Observation,
+    Outcome,
+    Producer,
+    Source,
+    ToolCall,
+    Trajectory,
+    Turn,
+    Usage,
+    compute_totals,
+)
+
+_SPECS: dict[type, tuple[dict[str, Any], list[tuple[str, Any]]]] = {}
+_set = object.__setattr__
+
+
+def construct(cls: type, **values: Any) -> Any:
+    """``cls.model_construct(**values)`` without its per-field Python loop (the import hot path).
+
+    Same result as pydantic's ``model_construct`` for our models (no aliases, no private
+    attributes, ``extra="forbid"``): defaults filled, factories called, nothing validated.
+    ``__dict__`` keeps field order (the serializer writes keys in that order): it starts as a
+    copy of a template holding every field, and ``update`` keeps the position of existing keys.
+    """
+    spec = _SPECS.get(cls)
+    if spec is None:
+        fields = cls.__pydantic_fields__
+        spec = _SPECS[cls] = (
+            {
+                n: (None if f.is_required() or f.default_factory else f.default)
+                for n, f in fields.items()
+            },
+            [(n, f.default_factory) for n, f in fields.items() if f.default_factory is not None],
+        )
+    d = spec[0].copy()
+    d.update(values)
+    for name, factory in spec[1]:
+        if name not in values:
+            d[name] = factory()
+    m = cls.__new__(cls)
+    _set(m, "__dict__", d)
+    _set(m, "__pydantic_fields_set__", set(values))
+    _set(m, "__pydantic_extra__", None)
+    _set(m, "__pydantic_private__", None)
+    return m
+
+
+class NotATrajectory(Exception):  # noqa: N818 - a signal, not an error
+    """The file is a known companion (an index, a predictions file, a continuation): skip it."""
+
+
+class Ctx:
+    """Where the importer is: the file, and a record label for multi-record files."""
+
+    def __init__(self, path: Path, record: str | None = None):
+        self.path = path
+        self.record = record
+
+    def fail(self, where: str, message: str) -> InputError:
+        place = f"{self.record}: {where}" if self.record else where
+        return InputError(self.path, place, message)
+
+
+def req(ctx: Ctx, obj: Any, key: str, where: str, kind: type | tuple = object) -> Any:
+    """``obj[key]``, or an ``InputError`` naming ``where.key`` when missing or mistyped."""
+    if not isinstance(obj, dict):
+        raise ctx.fail(where, f"expected an object, got {type(obj).__name__}")
+    if key not in obj or obj[key] is None:
+        raise ctx.fail(f"{where}.{key}", "missing required field")
+    value = obj[key]
+    if not isinstance(value, kind):
+        name = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
+        raise ctx.fail(f"{where}.{key}", f"expected {name}, got {type(value).__name__}")
+    return value
+
+
+def as_int(v: Any) -> int | None:
+    if type(v) is int:  # the common case first: this runs for every token count
+        return v
+    if isinstance(v, bool) or v is None:
+        return None
+    if isinstance(v, int):
+        return v
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    if isinstance(v, str) and v.strip().lstrip("-").isdigit():
+        return int(v)
+    return None
+
+
+def as_float(v: Any) -> float | None:
+    if type(v) is float:
+        return v
+    if isinstance(v, bool) or v is None:
+        return None
+    return float(v) if isinstance(v, int | float) else None
+
+
+def as_str(v: Any) -> str | None:
+    if type(v) is str or v is None:
+        return v
+    if isinstance(v, list):  # content parts: [{"type": "text", "text": ...}]
+        parts = [p.get("text") for p in v if isinstance(p, dict) and isinstance(p.get("text"), str)]
+        return "\n".join(parts) if parts else None
+    return None
+
+
+def _get(d: Any, *keys: str) -> Any:
+    for k in keys:
+        if not isinstance(d, dict):
+            return None
+        d = d.get(k)
+    return d
+
+
+def usage_from_openai(u: Any, source: str = "reported", cost: Any = None) -> Usage | None:
+    """Usage from a chat-completions, Responses-API or Anthropic usage block.
+
+    ``input_tokens`` always includes cached prompt tokens: litellm's ``prompt_tokens`` already
+    does; Anthropic's native ``input_tokens`` does not, so cache reads and writes are added.
+    """
+    if not isinstance(u, dict):
+        return None
+    if "prompt_tokens" in u or "completion_tokens" in u:
+        inp, out = as_int(u.get("prompt_tokens")), as_int(u.get("completion_tokens"))
+        cached = as_int(_get(u, "prompt_tokens_details", "cached_tokens"))
+        if cached is None:
+            cached = as_int(u.get("cache_read_input_tokens"))
+        if cached is None:
+            cached = as_int(u.get("prompt_cache_hit_tokens"))
+        reasoning = as_int(_get(u, "completion_tokens_details", "reasoning_tokens"))
+    elif "input_tokens_details" in u or "output_tokens_details" in u:  # Responses API
+        inp, out = as_int(u.get("input_tokens")), as_int(u.get("output_tokens"))
+        cached = as_int(_get(u, "input_tokens_details", "cached_tokens"))
+        reasoning = as_int(_get(u, "output_tokens_details", "reasoning_tokens"))
+    elif "input_tokens" in u or "output_tokens" in u:  # Anthropic native
+        inp, out = as_int(u.get("input_tokens")), as_int(u.get("output_tokens"))
+        cached = as_int(u.get("cache_read_input_tokens"))
+        if inp is not None:
+            inp += (cached or 0) + (as_int(u.get("cache_creation_input_tokens")) or 0)
+        reasoning = None
+    else:
+        return None
+    if cost is None:
+        cost = u.get("cost")
+    return construct(
+        Usage,
+        input_tokens=inp,
+        cached_tokens=cached,
+        output_tokens=out,
+        reasoning_tokens=reasoning,
+        source=source,
+        cost_usd=as_float(cost),
+    )
+
+
+def parse_args(arguments: Any) -> Any:
+    """Tool-call arguments as a dict when they are a JSON object string; else unchanged."""
+    if isinstance(arguments, str):
+        try:
+            return orjson.loads(arguments)
+        except orjson.JSONDecodeError:
+            return arguments
+    return arguments
+
+
+SHELL_TOOLS = {"bash", "execute_bash", "terminal", "shell", "run", "run_command", "exec_command"}
+EDIT_TOOLS = {"str_replace_editor", "file_editor", "edit_file", "str_replace_based_edit_tool"}
+EDIT_COMMANDS = {"create", "str_replace", "insert", "undo_edit", "write"}
+CONTROL_TOOLS = {"finish", "submit", "mark_task_complete", "task_complete", "complete_task"}
+
+
+def tool_call(name: str, arguments: Any, call_id: str | None = None) -> ToolCall:
+    """A ``ToolCall`` with ``kind`` and ``command`` derived from the tool name and arguments."""
+    args = parse_args(arguments)
+    kind, command = "other", None
+    a = args if isinstance(args, dict) else {}
+    if name in SHELL_TOOLS:
+        command = as_str(a.get("command")) if a else (args if isinstance(args, str) else None)
+        is_input = a.get("is_input")
+        kind = "keystrokes" if is_input is True or is_input == "true" else "shell"
+    elif name in EDIT_TOOLS:
+        kind = "edit" if a.get("command") in EDIT_COMMANDS or name == "edit_file" else "other"
+    elif name in CONTROL_TOOLS:
+        kind = "control"
+    elif name == "bash_command" and "keystrokes" in a:  # Terminus
+        kind, command = "keystrokes", as_str(a.get("keystrokes"))
+    return construct(
+        ToolCall,
+        id=None if call_id is None else str(call_id),
+        name=str(name),
+        arguments=args,
+        command=command,
+        kind=kind,
+    )
+
+
+def observation(
+    call_id: str | None = None,
+    text: str | None = None,
+    exit_code: int | None = None,
+    is_error: bool | None = None,
+    timed_out: bool | None = None,
+) -> Observation:
+    return construct(
+        Observation,
+        call_id=None if call_id is None else str(call_id),
+        text=as_str(text),
+        exit_code=as_int(exit_code),
+        is_error=is_error if type(is_error) is bool else None,
+        timed_out=timed_out if type(timed_out) is bool else None,
+    )
+
+
+_TURN_STR = ("text", "reasoning", "started_at", "ended_at")
+_TRAJ_STR = ("task_id", "agent", "agent_version", "model", "run_id", "instruction", "system_prompt")
+
+
+def _ts(v: Any) -> str | None:
+    return str(v) if type(v) in (int, float) else as_str(v)
+
+
+def turn(index: int, **fields: Any) -> Turn:
+    """A ``Turn`` built without validation; unspecified fields get their defaults. The scalar
+    fields are coerced here (a mistyped source value becomes ``None``, never a bad model)."""
+    for k in _TURN_STR:
+        if k in fields:
+            fields[k] = _ts(fields[k])
+    if "step" in fields:
+        fields["step"] = as_int(fields["step"])
+    return construct(Turn, index=index, **fields)
+
+
+def setf(obj: Any, name: str, value: Any) -> None:
+    """Set a field of a constructed model without pydantic's ``__setattr__`` (hot loops only)."""
+    obj.__dict__[name] = value
+
+
+def logprobs_from_openai(lp: Any) -> Logprobs | None:
+    """``choices[].logprobs.content[]`` (chat completions) → column-wise ``Logprobs``."""
+    content = lp.get("content") if isinstance(lp, dict) else None
+    if not isinstance(content, list) or not content:
+        return None
+    tokens, chosen, top_lp, top_tok = [], [], [], []
+    for item in content:
+        tokens.append(str(item.get("token", "")))
+        chosen.append(as_float(item.get("logprob")))
+        tops = item.get("top_logprobs") or []
+        top_lp.append([as_float(t.get("logprob")) or 0.0 for t in tops])
+        top_tok.append([str(t.get("token", "")) for t in tops])
+    has_top = any(top_tok)
+    return construct(
+        Logprobs,
+        tokens=tokens,
+        chosen=chosen,
+        top_logprobs=top_lp if has_top else None,
+        top_tokens=top_tok if has_top else None,
+        token_ids=None,
+        prompt_token_ids=None,
+    )
+
+
+def producer(fmt: str, keep_raw: bool) -> Producer:
+    return construct(
+        Producer, name=f"agentpost.import.{fmt}", version=__version__, args={"keep_raw": keep_raw}
+    )
+
+
+def trajectory(
+    ctx: Ctx,
+    fmt: str,
+    *,
+    id: str,
+    turns: list[Turn],
+    keep_raw: bool,
+    raw: Any = None,
+    run_total: Usage | None = None,
+    outcome: Outcome | None = None,
+    **fields: Any,
+) -> Trajectory:
+    """Assemble a trajectory; totals come from ``compute_totals`` (run totals only as fallback)."""
+    for i, t in enumerate(turns):
+        t.__dict__["index"] = i
+    totals = compute_totals(turns, run_total)
+    for k in _TRAJ_STR:
+        if k in fields:
+            fields[k] = as_str(fields[k])
+    return construct(
+        Trajectory,
+        id=str(id),
+        turns=turns,
+        outcome=outcome if outcome is not None else construct(Outcome, tests={}, details={}),
+        totals=totals,
+        source=construct(Source, format=fmt, path=str(ctx.path), record=ctx.record),
+        producer=producer(fmt, keep_raw),
+        raw=raw if keep_raw else None,
+        **{"metadata": {}, **fields},
+    )

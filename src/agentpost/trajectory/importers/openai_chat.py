@@ -1,0 +1,95 @@
+"""OpenAI chat-completions logs: a litellm completion log (``messages`` + ``response`` with
+``usage`` and optional ``choices[].logprobs``), or a plain list of chat messages.
+
+Assistant messages are turns; ``tool`` messages are the observations of the turn before them.
+In a completion log only the final ``response`` has usage (the earlier assistant messages are
+the prompt of that call), so token sums cover that one call; cost and latency come from the log.
+
+Layer: io. Departure: an exit code is read from OpenHands' tool text
+(``[Command finished with exit code N]``), the only place such logs keep it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from agentpost.trajectory.importers import _common as c
+from agentpost.trajectory.model import Trajectory
+
+NAME = "openai-chat"
+EXIT_RE = re.compile(r"\[(?:The command completed|Command finished) with exit code (-?\d+)\.?\]")
+
+
+def _assistant(msg: dict, index: int) -> Any:
+    calls = []
+    for tc in msg.get("tool_calls") or []:
+        fn = tc.get("function") or {}
+        calls.append(c.tool_call(str(fn.get("name")), fn.get("arguments"), tc.get("id")))
+    return c.turn(
+        index,
+        text=c.as_str(msg.get("content")),
+        reasoning=c.as_str(msg.get("reasoning_content") or msg.get("reasoning")),
+        tool_calls=calls,
+    )
+
+
+def _turns(messages: list, ctx: c.Ctx, meta: dict) -> list:
+    turns: list = []
+    for i, msg in enumerate(messages):
+        if not isinstance(msg, dict) or not isinstance(msg.get("role"), str):
+            raise ctx.fail(f"$.messages[{i}].role", "missing required field")
+        role = msg["role"]
+        if role == "assistant":
+            turns.append(_assistant(msg, len(turns)))
+        elif role in ("tool", "function") and turns:
+            text = c.as_str(msg.get("content"))
+            m = EXIT_RE.search(text[-400:]) if text else None
+            call_id = msg.get("tool_call_id")
+            turns[-1].observations.append(
+                c.observation(call_id, text, int(m.group(1)) if m else None)
+            )
+        elif role == "system" and meta.get("system_prompt") is None:
+            meta["system_prompt"] = c.as_str(msg.get("content"))
+        elif role == "user" and meta.get("instruction") is None:
+            meta["instruction"] = c.as_str(msg.get("content"))
+    return turns
+
+
+def convert(data: Any, ctx: c.Ctx, keep_raw: bool = False) -> list[Trajectory]:
+    meta: dict[str, Any] = {}
+    model = None
+    if isinstance(data, list):
+        turns = _turns(data, c.Ctx(ctx.path, ctx.record), meta)
+    else:
+        messages = c.req(ctx, data, "messages", "$", list)
+        # A non-function-calling log keeps the native tool-call form in ``raw_messages``.
+        if isinstance(data.get("raw_messages"), list):
+            messages = data["raw_messages"]
+        turns = _turns(messages, ctx, meta)
+        resp = data.get("response")
+        if isinstance(resp, dict):
+            choices = c.req(ctx, resp, "choices", "$.response", list)
+            if not choices or not isinstance(choices[0], dict):
+                raise ctx.fail("$.response.choices[0]", "missing required field")
+            t = _assistant(choices[0].get("message") or {}, len(turns))
+            t.usage = c.usage_from_openai(resp.get("usage"), cost=data.get("cost"))
+            t.logprobs = c.logprobs_from_openai(choices[0].get("logprobs"))
+            t.latency_s = c.as_float(data.get("latency_sec"))
+            ts = data.get("timestamp")
+            t.started_at = str(ts) if ts is not None else None
+            turns.append(t)
+            model = resp.get("model")
+    return [
+        c.trajectory(
+            ctx,
+            NAME,
+            id=ctx.path.name.removesuffix(".json"),
+            model=model,
+            system_prompt=meta.get("system_prompt"),
+            instruction=meta.get("instruction"),
+            turns=turns,
+            keep_raw=keep_raw,
+            raw=data,
+        )
+    ]

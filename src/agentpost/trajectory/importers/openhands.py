@@ -1,0 +1,225 @@
+"""OpenHands v0: event lists (``[{id, source, action|observation, ...}]``) and evaluation
+``output.jsonl`` (one instance per line, its events under ``history``).
+
+One turn is one LLM response: agent actions that share ``tool_call_metadata.model_response.id``
+are its parallel tool calls. Usage, strongest first: the response's own ``usage`` (reported);
+the record's ``metrics.token_usages`` entry with the same ``response_id`` (reported); the
+difference of the cumulative ``llm_metrics.accumulated_token_usage`` (``running_total_diff``).
+Observations join their action through ``cause``; ``extras.metadata.exit_code`` is the exit
+code; ``error`` observations are ``is_error``.
+
+Layer: io.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentpost.trajectory.importers import _common as c
+from agentpost.trajectory.model import Outcome, Trajectory, Usage
+
+NAME = "openhands-v0"
+EVAL_NAME = "openhands-eval"
+NOT_MODEL_CALLS = {"system", "recall", "condensation", "change_agent_state", "null"}
+LEGACY_TOOLS = {"run": "execute_bash", "edit": "str_replace_editor", "finish": "finish"}
+
+
+def _cumulative(ev: dict) -> tuple | None:
+    acc = (ev.get("llm_metrics") or {}).get("accumulated_token_usage")
+    if not isinstance(acc, dict):
+        return None
+    cost = (ev.get("llm_metrics") or {}).get("accumulated_cost")
+    keys = ("prompt_tokens", "cache_read_tokens", "completion_tokens")
+    return tuple(c.as_int(acc.get(k)) or 0 for k in keys) + (c.as_float(cost) or 0.0,)
+
+
+def _legacy_call(ev: dict) -> Any:
+    args = ev.get("args") if isinstance(ev.get("args"), dict) else {}
+    action = str(ev.get("action"))
+    name = LEGACY_TOOLS.get(action, action)
+    call = c.tool_call(name, args)
+    if action == "edit":  # the pre-function-calling LLM editor: an edit whatever its arguments
+        c.setf(call, "kind", "edit")
+    return call
+
+
+def _calls_from_metadata(meta: dict) -> tuple[list, Any]:
+    resp = meta.get("model_response") if isinstance(meta.get("model_response"), dict) else {}
+    choice = (resp.get("choices") or [{}])[0] or {}
+    msg = choice.get("message") or {}
+    wanted = meta.get("tool_call_id")
+    for tc in msg.get("tool_calls") or []:
+        if tc.get("id") == wanted:
+            fn = tc.get("function") or {}
+            return [c.tool_call(str(fn.get("name")), fn.get("arguments"), wanted)], msg
+    return [c.tool_call(str(meta.get("function_name")), None, wanted)], msg
+
+
+class _Builder:
+    def __init__(self, token_usages: list | None):
+        self.turns: list = []
+        self.by_response: dict[str, Any] = {}
+        self.by_event: dict[Any, Any] = {}
+        self.per_call = {u.get("response_id"): u for u in token_usages or [] if isinstance(u, dict)}
+        self.last_cum = (0, 0, 0, 0.0)
+        self.system = self.instruction = self.model = None
+
+    def _usage(self, resp: dict, ev: dict) -> Usage | None:
+        usage = c.usage_from_openai(resp.get("usage"))
+        if usage is None and resp.get("id") in self.per_call:
+            u = self.per_call[resp["id"]]
+            usage = c.usage_from_openai(u)
+            if usage is not None and usage.cached_tokens is None:
+                usage.cached_tokens = c.as_int(u.get("cache_read_tokens"))
+        cum = _cumulative(ev)
+        if cum is not None:
+            if usage is None:
+                d = [a - b for a, b in zip(cum, self.last_cum, strict=True)]
+                usage = c.construct(
+                    Usage,
+                    input_tokens=d[0],
+                    cached_tokens=d[1],
+                    output_tokens=d[2],
+                    reasoning_tokens=None,
+                    source="running_total_diff",
+                    cost_usd=d[3] or None,
+                )
+            self.last_cum = cum
+        return usage
+
+    def action(self, ev: dict) -> None:
+        meta = ev.get("tool_call_metadata")
+        if isinstance(meta, dict):
+            resp = meta.get("model_response") or {}
+            key = resp.get("id")
+            calls, msg = _calls_from_metadata(meta)
+            self.model = self.model or resp.get("model")
+            if key is not None and key in self.by_response:
+                t = self.by_response[key]
+                t.tool_calls.extend(calls)
+            else:
+                args = ev.get("args") or {}
+                t = c.turn(
+                    len(self.turns),
+                    text=c.as_str(msg.get("content")) or c.as_str(args.get("thought")) or None,
+                    reasoning=c.as_str(msg.get("reasoning_content")),
+                    tool_calls=calls,
+                    usage=self._usage(resp, ev),
+                    started_at=ev.get("timestamp"),
+                )
+                self.turns.append(t)
+                if key is not None:
+                    self.by_response[key] = t
+        else:
+            args = ev.get("args") or {}
+            calls = [] if ev.get("action") == "message" else [_legacy_call(ev)]
+            text = (
+                c.as_str(args.get("content")) or c.as_str(args.get("thought")) or ev.get("message")
+            )
+            t = c.turn(len(self.turns), text=text, tool_calls=calls, started_at=ev.get("timestamp"))
+            t.usage = self._usage({}, ev)
+            self.turns.append(t)
+        self.by_event[ev.get("id")] = t
+
+    def observation(self, ev: dict) -> None:
+        t = self.by_event.get(ev.get("cause"))
+        is_err = True if ev.get("observation") == "error" else None
+        if t is None:
+            if is_err and self.turns:  # an error the controller raised after the last action
+                t = self.turns[-1]
+            else:
+                return
+        meta = ev.get("tool_call_metadata") or {}
+        extras = ev.get("extras") if isinstance(ev.get("extras"), dict) else {}
+        md = extras.get("metadata") if isinstance(extras.get("metadata"), dict) else {}
+        suffix = str(md.get("suffix") or "")
+        timed_out = True if "timed out" in suffix or "timeout" in suffix.lower() else None
+        call_id = meta.get("tool_call_id")
+        if call_id is None and len(t.tool_calls) == 1:
+            call_id = t.tool_calls[0].id
+        text = ev.get("content") if isinstance(ev.get("content"), str) else ev.get("message")
+        t.observations.append(
+            c.observation(call_id, text, c.as_int(md.get("exit_code")), is_err, timed_out)
+        )
+
+    def feed(self, events: list, ctx: c.Ctx, where: str) -> None:
+        for i, ev in enumerate(events):
+            if not isinstance(ev, dict) or "source" not in ev:
+                raise ctx.fail(f"{where}[{i}].source", "missing required field")
+            if "action" in ev:
+                act = ev["action"]
+                if act == "system":
+                    self.system = c.as_str((ev.get("args") or {}).get("content")) or ev.get(
+                        "message"
+                    )
+                elif ev["source"] == "user" and act == "message":
+                    if self.instruction is None:
+                        self.instruction = c.as_str((ev.get("args") or {}).get("content"))
+                elif ev["source"] == "agent" and act not in NOT_MODEL_CALLS:
+                    self.action(ev)
+            elif "observation" in ev:
+                self.observation(ev)
+
+
+def convert(data: Any, ctx: c.Ctx, keep_raw: bool = False) -> list[Trajectory]:
+    """An event list (``tests/runtime/trajs/*.json``, harbor's ``openhands_trajectory.json``)."""
+    if not isinstance(data, list):
+        raise ctx.fail("$", "expected a list of events")
+    b = _Builder(None)
+    b.feed(data, ctx, "$")
+    stem = ctx.path.name.removesuffix(".json")
+    return [
+        c.trajectory(
+            ctx,
+            NAME,
+            id=stem,
+            agent="openhands",
+            model=b.model,
+            system_prompt=b.system,
+            instruction=b.instruction,
+            turns=b.turns,
+            keep_raw=keep_raw,
+            raw=data,
+        )
+    ]
+
+
+def convert_lines(lines: list[tuple[int, Any]], ctx: c.Ctx, keep_raw: bool = False) -> list:
+    """Evaluation ``output.jsonl``: one instance per line."""
+    out = []
+    for lineno, rec in lines:
+        lctx = c.Ctx(ctx.path, f"line {lineno}")
+        history = c.req(lctx, rec, "history", "$", list)
+        metrics = rec.get("metrics") if isinstance(rec.get("metrics"), dict) else {}
+        b = _Builder(metrics.get("token_usages"))
+        b.feed(history, lctx, "$.history")
+        meta = rec.get("metadata") if isinstance(rec.get("metadata"), dict) else {}
+        test_result = rec.get("test_result") if isinstance(rec.get("test_result"), dict) else {}
+        outcome = c.construct(
+            Outcome,
+            resolved=test_result.get("resolved")
+            if isinstance(test_result.get("resolved"), bool)
+            else None,
+            tests={},
+            evaluator=None,
+            details={"error": rec.get("error"), "git_patch": test_result.get("git_patch")},
+        )
+        model = (meta.get("llm_config") or {}).get("model") or b.model
+        out.append(
+            c.trajectory(
+                lctx,
+                EVAL_NAME,
+                id=str(rec.get("instance_id") or f"line-{lineno}"),
+                task_id=rec.get("instance_id"),
+                agent=meta.get("agent_class") or "openhands",
+                model=model,
+                system_prompt=b.system,
+                instruction=c.as_str(rec.get("instruction")) or b.instruction,
+                turns=b.turns,
+                outcome=outcome,
+                keep_raw=keep_raw,
+                raw=rec,
+                metadata={"max_iterations": meta.get("max_iterations")},
+            )
+        )
+    return out

@@ -1,0 +1,160 @@
+"""Import many files: walk folders, detect each file's format, collect per-file errors.
+
+A bad file never stops the others: ``import_paths`` returns the good trajectories, the files
+skipped on purpose (indexes, predictions, continuations) and one error line per bad file.
+
+Layer: io.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from agentpost.errors import InputError
+from agentpost.trajectory.importers import (
+    JSONL_FORMATS,
+    NotATrajectory,
+    detect,
+    detect_data,
+    get_importer,
+)
+from agentpost.trajectory.importers._common import Ctx
+from agentpost.trajectory.model import Trajectory
+
+SUFFIXES = (".json", ".jsonl", ".traj", ".yaml", ".yml")
+HEAD = 65536
+
+
+@dataclass
+class ImportReport:
+    trajectories: list[Trajectory] = field(default_factory=list)
+    errors: list[InputError] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    files: int = 0
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector during a bulk import.
+
+    Parsing and building trajectories allocates millions of containers and no reference
+    cycles; the collector's generation scans then cost about a quarter of import time.
+    Reference counting still frees everything; the collector runs again on exit.
+    """
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def iter_files(paths: list[Path]) -> list[Path]:
+    """Files named on the command line, and every candidate file under named folders."""
+    out: list[Path] = []
+    for p in paths:
+        if p.is_dir():
+            out += sorted(
+                f
+                for f in p.rglob("*")
+                if f.is_file()
+                and f.name.endswith(SUFFIXES)
+                and not any(part.startswith(".") for part in f.relative_to(p).parts)
+            )
+        else:
+            out.append(p)
+    return out
+
+
+def _json(raw: bytes, path: Path, line: int | None = None) -> Any:
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as e:
+        where = f"line {line}" if line else f"line {e.lineno} column {e.colno}"
+        raise InputError(path, where, f"invalid JSON: {e.msg}") from None
+
+
+def _lines(raw: bytes, path: Path) -> list[tuple[int, Any]]:
+    out = []
+    for n, line in enumerate(raw.split(b"\n"), start=1):
+        if line.strip():
+            out.append((n, _json(line, path, n)))
+    if not out:
+        raise InputError(path, "line 1", "empty file")
+    return out
+
+
+def import_file(path: Path, fmt: str | None = None, keep_raw: bool = False) -> list[Trajectory]:
+    """Trajectories in one file. Raises ``InputError`` (bad input) or ``NotATrajectory``."""
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise InputError(path, None, f"cannot read: {e.strerror}") from None
+    detected = detect(path, raw[:HEAD])  # also rejects empty/binary files, skips companions
+    name = fmt or detected
+    data: Any = None
+    if name is None:
+        data = _json(raw, path) if not path.name.endswith(".jsonl") else None
+        name = detect_data(data)
+        if name is None:
+            raise InputError(path, "$", "not a known trajectory format (use --format NAME)")
+    module = get_importer(name)
+    ctx = Ctx(path)
+    try:
+        if name in JSONL_FORMATS or not hasattr(module, "convert"):
+            return module.convert_lines(_lines(raw, path), ctx, keep_raw)
+        if data is None:
+            if not raw or raw.isspace():  # isspace scans without copying, unlike strip
+                raise InputError(path, "byte 0", "empty file")
+            data = _json(raw, path)
+        return module.convert(data, ctx, keep_raw)
+    except (InputError, NotATrajectory):
+        raise
+    except (KeyError, TypeError, AttributeError, ValueError, IndexError) as e:
+        # The document has the wrong shape somewhere the importer did not check by name.
+        raise InputError(path, "$", f"not a valid {name} file ({type(e).__name__}: {e})") from None
+
+
+def iter_import(
+    paths: list[Path], report: ImportReport, fmt: str | None = None, keep_raw: bool = False
+) -> Iterator[Trajectory]:
+    """Yield trajectories file by file (memory stays flat); errors and skips go to ``report``.
+
+    Ids are made unique within the run (``id:file``, then ``#n``, on a clash).
+    """
+    seen: set[str] = set()
+    with paused_gc():
+        for path in iter_files(paths):
+            report.files += 1
+            try:
+                trajs = import_file(path, fmt, keep_raw)
+            except NotATrajectory as e:
+                report.skipped.append((str(path), str(e)))
+                continue
+            except InputError as e:
+                report.errors.append(e)
+                continue
+            for t in trajs:
+                if t.id in seen:
+                    base = f"{t.id}:{path.name}"
+                    n, new = 2, base
+                    while new in seen:
+                        new, n = f"{base}#{n}", n + 1
+                    t.id = new
+                seen.add(t.id)
+                yield t
+
+
+def import_paths(paths: list[Path], fmt: str | None = None, keep_raw: bool = False) -> ImportReport:
+    """Import every file into one report (trajectories kept in memory)."""
+    report = ImportReport()
+    report.trajectories = list(iter_import(paths, report, fmt, keep_raw))
+    return report

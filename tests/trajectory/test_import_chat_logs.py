@@ -1,0 +1,97 @@
+"""OpenAI chat-completions logs (litellm), message lists, and the Gemini CLI session file."""
+
+from pathlib import Path
+
+from agentpost.trajectory.importing import import_file
+
+DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "trajectories"
+LLM = DATA / "openai-chat" / "openhands-sdk" / "tests" / "fixtures" / "llm_data"
+
+
+def test_message_list_tool_calls_and_exit_codes():
+    (t,) = import_file(LLM / "fncall-llm-message.json")
+    assert t.source.format == "openai-chat"
+    assert (t.totals.turns, t.totals.tool_calls) == (6, 6)
+    assert t.totals.input_tokens is None and t.totals.usage_source is None
+    first = t.turns[0].tool_calls[0]
+    assert (first.name, first.kind) == ("str_replace_editor", "edit")
+    shell = t.turns[1].tool_calls[0]
+    assert (shell.name, shell.command, shell.kind) == ("terminal", "pwd && ls -la", "shell")
+    assert t.turns[1].observations[0].exit_code == 0
+    assert t.turns[0].observations[0].exit_code is None
+
+
+def test_litellm_log_usage_cost_latency():
+    (t,) = import_file(
+        LLM / "llm-logs" / "litellm_proxy__anthropic__claude-sonnet-4-20250514-1757015046.707.json"
+    )
+    assert t.totals.turns == 6  # 5 assistant messages in the prompt + the logged response
+    last = t.turns[-1]
+    assert (last.usage.input_tokens, last.usage.output_tokens, last.usage.cached_tokens) == (
+        6729,
+        199,
+        0,
+    )
+    assert last.usage.cost_usd == 0.023172 and last.latency_s == 5.606487989425659
+    assert (t.totals.input_tokens, t.totals.output_tokens) == (6729, 199)
+
+
+def test_nonfncall_log_uses_native_messages_and_cached_tokens():
+    (t,) = import_file(
+        LLM / "nonfncall-llm-logs" / "litellm_proxy__deepseek__deepseek-chat-1757015076.651.json"
+    )
+    assert t.totals.tool_calls == t.totals.turns == 4
+    assert t.turns[0].tool_calls[0].command == "pwd && ls -la"
+    assert (t.totals.input_tokens, t.totals.cached_tokens, t.totals.output_tokens) == (
+        9204,
+        9024,
+        79,
+    )
+    assert t.turns[-1].tool_calls[0].kind == "control"
+
+
+def test_gemini_cli_session():
+    (t,) = import_file(DATA / "gemini-cli" / "harbor-rfc-0001" / "gemini-cli-trajectory.json")
+    assert t.source.format == "gemini-cli" and t.model == "gemini-2.0-flash"
+    assert (t.totals.turns, t.totals.tool_calls) == (1, 0)
+    assert (t.totals.input_tokens, t.totals.output_tokens, t.totals.cached_tokens) == (5915, 24, 0)
+    assert t.id == "cdd63974-c2a3-4f1c-931d-cce1db22ec03"
+
+
+def test_litellm_log_with_logprobs(tmp_path):
+    """``choices[].logprobs.content[].top_logprobs`` → column-wise ``Logprobs``. No real log
+    has logprobs, so the logprobs block is added to a copy of a real one."""
+    import json
+
+    src = (
+        LLM / "llm-logs" / "litellm_proxy__anthropic__claude-sonnet-4-20250514-1757015025.972.json"
+    )
+    doc = json.loads(src.read_text())
+    doc["response"]["choices"][0]["logprobs"] = {
+        "content": [
+            {
+                "token": "I",
+                "logprob": -0.5,
+                "top_logprobs": [
+                    {"token": "I", "logprob": -0.5},
+                    {"token": "Sure", "logprob": -1.5},
+                ],
+            },
+            {
+                "token": "'ll",
+                "logprob": -0.1,
+                "top_logprobs": [
+                    {"token": "'ll", "logprob": -0.1},
+                    {"token": " will", "logprob": -2.4},
+                ],
+            },
+        ]
+    }
+    f = tmp_path / "log.json"
+    f.write_text(json.dumps(doc))
+    (t,) = import_file(f)
+    lp = t.turns[-1].logprobs
+    assert lp.tokens == ["I", "'ll"] and lp.chosen == [-0.5, -0.1]
+    assert lp.top_tokens == [["I", "Sure"], ["'ll", " will"]]
+    assert lp.top_logprobs == [[-0.5, -1.5], [-0.1, -2.4]]
+    assert t.turns[-1].usage.cost_usd == 0.016626000000000002

@@ -1,0 +1,58 @@
+"""Auto-detection from the file name and first 64 KiB, on every real sample."""
+
+from pathlib import Path
+
+import pytest
+
+from agentpost.errors import InputError
+from agentpost.trajectory.importers import FORMATS, NotATrajectory, detect, get_importer
+from agentpost.trajectory.importing import HEAD, iter_files
+
+DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "trajectories"
+
+EXPECTED = {  # top folder (or file) → format
+    "atif": "atif",
+    "gemini-cli": "gemini-cli",
+    "mini-swe-agent": "mini-swe-agent",
+    "openai-chat": "openai-chat",
+    "openhands/v0/tests": "openhands-v0",
+    "openhands/harbor-rfc-0001": "openhands-v0",
+    "openhands/v0/evaluation": "openhands-eval",
+    "openhands/v1-sdk": "openhands-v1",
+    "swe-agent": "swe-agent",
+}
+COMPANIONS = {"report.json", "all_preds.jsonl", "exit_statuses_1763508350.7320888.yaml"}
+
+
+def _expected(path: Path) -> str:
+    rel = path.relative_to(DATA).as_posix()
+    return next(
+        fmt
+        for prefix, fmt in sorted(EXPECTED.items(), key=lambda kv: -len(kv[0]))
+        if rel.startswith(prefix)
+    )
+
+
+@pytest.mark.parametrize("path", iter_files([DATA]), ids=lambda p: p.name[:40])
+def test_head_detection_on_real_samples(path):
+    head = path.read_bytes()[:HEAD]
+    if path.name in COMPANIONS:
+        with pytest.raises(NotATrajectory):
+            detect(path, head)
+    else:
+        assert detect(path, head) == _expected(path)
+
+
+def test_every_format_name_resolves():
+    for name in FORMATS:
+        module = get_importer(name)
+        assert hasattr(module, "convert") or hasattr(module, "convert_lines")
+    with pytest.raises(InputError):
+        get_importer("no-such-format")
+
+
+def test_empty_and_binary_heads_are_errors(tmp_path):
+    with pytest.raises(InputError, match="empty file"):
+        detect(tmp_path / "e.json", b"  \n")
+    with pytest.raises(InputError, match="byte 3"):
+        detect(tmp_path / "b.json", b'{"a\x00')

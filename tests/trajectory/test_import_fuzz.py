@@ -1,0 +1,64 @@
+"""Mutated real samples (keys deleted, values replaced by other JSON types) either import into
+valid canonical trajectories or fail with an ``InputError``: never another exception, never a
+model that serialises with a type warning."""
+
+import json
+import random
+import warnings
+from pathlib import Path
+
+from agentpost.errors import InputError
+from agentpost.trajectory.importers import NotATrajectory
+from agentpost.trajectory.importing import import_file, iter_files
+from agentpost.trajectory.io import dumps
+
+DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "trajectories"
+VALUES = [None, 1, "x", [], {}, 1.5, True, [1], {"a": 1}]
+
+
+def _nodes(o, path=()):
+    yield path
+    children = o.items() if isinstance(o, dict) else enumerate(o) if isinstance(o, list) else ()
+    for k, v in children:
+        yield from _nodes(v, (*path, k))
+
+
+def _mutate(doc, rng: random.Random):
+    paths = [p for p in _nodes(doc) if p]
+    for _ in range(rng.randint(1, 3)):
+        path = rng.choice(paths)
+        parent = doc
+        try:
+            for k in path[:-1]:
+                parent = parent[k]
+            if isinstance(parent, dict) and rng.random() < 0.4:
+                del parent[path[-1]]
+            else:
+                parent[path[-1]] = rng.choice(VALUES)
+        except (KeyError, IndexError, TypeError):
+            pass  # an earlier mutation removed this path
+    return doc
+
+
+def test_mutated_samples_never_crash(tmp_path):
+    rng = random.Random(1)
+    files = [p for p in iter_files([DATA]) if p.suffix in (".json", ".traj")]
+    outcomes = {"ok": 0, "input_error": 0}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for i in range(300):
+            src = rng.choice(files)
+            doc = _mutate(json.loads(src.read_bytes()), rng)
+            dst = tmp_path / str(i) / src.relative_to(DATA)
+            dst.parent.mkdir(parents=True)
+            dst.write_text(json.dumps(doc))
+            try:
+                for t in import_file(dst):
+                    dumps(t)
+                outcomes["ok"] += 1
+            except InputError as e:
+                assert str(dst) in e.one_line() and "\n" not in e.one_line()
+                outcomes["input_error"] += 1
+            except NotATrajectory:
+                pass
+    assert outcomes["ok"] > 50 and outcomes["input_error"] > 10, outcomes
