@@ -24,9 +24,9 @@ class Limits:
     """Resource limits applied to every exec."""
 
     output_bytes: int = 10 * MiB  # per stream; past it output is cut and ``truncated`` set
-    processes: int = 256
-    memory_bytes: int = 2048 * MiB
-    file_bytes: int = 512 * MiB
+    processes: int = 256  # tasks (threads count) alive at once in one exec
+    memory_bytes: int = 2048 * MiB  # address space per process (bwrap), per container (docker)
+    file_bytes: int = 512 * MiB  # largest file a command may write
 
 
 @dataclass(frozen=True)
@@ -84,12 +84,15 @@ class Sandbox(Protocol):
         env: dict[str, str] | None = None,
         stdin: bytes | None = None,
     ) -> ExecResult:
-        """Run ``command`` (a string goes to ``bash -lc``) inside the sandbox. The whole process
-        group is killed at the timeout; nothing started by the command outlives the call."""
+        """Run ``command`` (a string goes to ``bash -c``; a list is executed as is) inside the
+        sandbox. The whole process tree is killed at the timeout; nothing started by the command
+        outlives the call. Not a login shell: /etc/profile would reset a PATH set in spec.env."""
         ...
 
     def put(self, path: str, data: bytes, mode: int = 0o644) -> None:
-        """Write a file at an absolute sandbox path inside a writable directory."""
+        """Write a file at an absolute sandbox path inside a writable directory (or the private
+        /tmp and home). Symlinks resolve inside the sandbox; a path that ends outside those
+        directories raises PermissionError, so a hostile symlink never reaches a host file."""
         ...
 
     def put_dir(self, host_dir: str, path: str) -> None:
@@ -97,7 +100,8 @@ class Sandbox(Protocol):
         ...
 
     def get(self, path: str) -> bytes:
-        """Read a file from the sandbox (raises FileNotFoundError)."""
+        """Read a regular file from the sandbox (raises FileNotFoundError; PermissionError for a
+        path outside the writable directories, private /tmp and home, or a non-regular file)."""
         ...
 
     def snapshot(self, dest: str | None = None) -> Snapshot: ...

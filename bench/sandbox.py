@@ -1,0 +1,174 @@
+"""bench/sandbox: what a sandbox costs, measured side by side in one run.
+
+    .venv/bin/python bench/sandbox.py [--n 50] [--json]
+
+Sections (each a function returning a dict; add new ones to SECTIONS):
+- exec: the median wall time of one sandboxed exec (bubblewrap, a sandbox created once and
+  reused, as replay does) against a plain subprocess of the same command, interleaved so both
+  see the same machine load; plus the one-off cost of creating and closing a sandbox.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+
+FORMAT_VERSION = 1
+COMMANDS = {"true": ["true"], "bash -c 'echo hi'": ["bash", "-c", "echo hi"]}
+
+
+def _median_ms(samples: list[float]) -> float:
+    return statistics.median(samples) * 1000
+
+
+def bench_exec(n: int) -> dict:
+    """Median ms per exec, sandboxed vs plain, for each command in COMMANDS."""
+    from agentpost.sandbox.bwrap import BwrapBackend
+
+    backend = BwrapBackend()
+    if not backend.available():
+        return {"skipped": "bubblewrap cannot start a sandbox here"}
+    rows = []
+    with backend.create() as box:
+        for label, cmd in COMMANDS.items():
+            box.exec(cmd)  # warm caches
+            plain, boxed = [], []
+            for _ in range(n):
+                t = time.perf_counter()
+                subprocess.run(cmd, capture_output=True, check=True)
+                plain.append(time.perf_counter() - t)
+                t = time.perf_counter()
+                result = box.exec(cmd)
+                boxed.append(time.perf_counter() - t)
+                assert result.exit_code == 0, result
+            p, b = _median_ms(plain), _median_ms(boxed)
+            rows.append(
+                {
+                    "command": label,
+                    "plain_ms": round(p, 3),
+                    "sandboxed_ms": round(b, 3),
+                    "overhead_ms": round(b - p, 3),
+                    "ratio": round(b / p, 2),
+                }
+            )
+    lifecycle = []
+    for _ in range(max(5, n // 5)):
+        t = time.perf_counter()
+        backend.create().close()
+        lifecycle.append(time.perf_counter() - t)
+    return {"n": n, "commands": rows, "create_close_ms": round(_median_ms(lifecycle), 3)}
+
+
+# --- replay section (H3): candidate-state replay throughput -----------------------------------
+
+
+def _repair_trajectory(task):
+    """Explore, write the task's wrong solution, run its check, repair with the oracle, finish."""
+    from agentpost.trajectory.model import Producer, ToolCall, Trajectory, Turn
+
+    def sh(c: str) -> ToolCall:
+        return ToolCall(name="bash", arguments={"command": c}, command=c, kind="shell")
+
+    calls = [sh(c) for c in task.explore]
+    calls += [sh("(\n" + task.wrong_solutions[0].read_text() + ")"), sh(task.check)]
+    calls += [sh("(\n" + task.solution_script.read_text() + ")")]
+    calls += [ToolCall(name="submit", kind="control")]
+    turns = [Turn(index=i, tool_calls=[c]) for i, c in enumerate(calls)]
+    return Trajectory(
+        id=f"bench-{task.id}",
+        task_id=task.id,
+        turns=turns,
+        producer=Producer(name="bench/sandbox", version="0.1.0"),
+    )
+
+
+def bench_replay(n: int) -> dict:
+    """Full replays (fresh sandbox, environment, every call, evaluator) of ``n`` trajectories
+    over the bundled suite, with 1 and 2 workers: trajectories per second and median seconds."""
+    from agentpost.sandbox.bwrap import BwrapBackend
+    from agentpost.sandbox.executors import LocalExecutor
+    from agentpost.tasks.loader import bundled_suite_path, load_suite
+    from agentpost.verification.replay import replay
+
+    backend = BwrapBackend()
+    if not backend.available():
+        return {"skipped": "bubblewrap cannot start a sandbox here"}
+    tasks = load_suite(bundled_suite_path())
+    jobs = [(tasks[i % len(tasks)], _repair_trajectory(tasks[i % len(tasks)])) for i in range(n)]
+    calls = sum(
+        len([c for t in tr.turns for c in t.tool_calls if c.kind == "shell"]) for _, tr in jobs
+    )
+    rows = []
+    for workers in (1, 2):
+
+        def one(job):
+            t = time.perf_counter()
+            res = replay(job[1], job[0], backend=backend)
+            return res, time.perf_counter() - t
+
+        t0 = time.perf_counter()
+        with LocalExecutor(max_workers=workers) as pool:
+            out = pool.map(one, jobs)
+        wall = time.perf_counter() - t0
+        ok = [o for o in out if isinstance(o, tuple) and o[0].status == "ok"]
+        rows.append(
+            {
+                "workers": workers,
+                "trajectories": n,
+                "wall_s": round(wall, 3),
+                "trajectories_per_s": round(n / wall, 2),
+                "median_replay_s": round(statistics.median(o[1] for o in ok), 3) if ok else None,
+                "ok": len(ok),
+                "resolved": sum(1 for o in ok if o[0].resolved),
+            }
+        )
+    speedup = rows[0]["wall_s"] / rows[1]["wall_s"] if rows[1]["wall_s"] else None
+    return {"n": n, "shell_calls": calls, "rows": rows, "speedup_2_vs_1": round(speedup, 2)}
+
+
+SECTIONS: dict[str, Callable[[int], dict]] = {"exec": bench_exec, "replay": bench_replay}
+
+
+def _print(results: dict) -> None:
+    ex = results["sections"].get("exec", {})
+    if "skipped" in ex:
+        print(f"exec: skipped ({ex['skipped']})")
+    for row in ex.get("commands", []):
+        print(
+            f"exec {row['command']!r:22} plain {row['plain_ms']:7.2f} ms   sandboxed "
+            f"{row['sandboxed_ms']:7.2f} ms   +{row['overhead_ms']:.2f} ms   x{row['ratio']}"
+        )
+    if "create_close_ms" in ex:
+        print(f"sandbox create+close: {ex['create_close_ms']:.2f} ms (median)")
+    for name, section in results["sections"].items():
+        if name != "exec":
+            print(f"{name}: {json.dumps(section)}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=50, help="samples per measurement")
+    parser.add_argument("--only", choices=sorted(SECTIONS), help="run one section")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    args = parser.parse_args(argv)
+    chosen = [args.only] if args.only else list(SECTIONS)
+    results = {
+        "format_version": FORMAT_VERSION,
+        "producer": {"name": "bench/sandbox", "version": "0.1.0", "args": vars(args)},
+        "machine": {"python": sys.version.split()[0], "platform": platform.platform()},
+        "sections": {name: SECTIONS[name](args.n) for name in chosen},
+    }
+    if args.json:
+        print(json.dumps(results, indent=2))
+    else:
+        _print(results)
+
+
+if __name__ == "__main__":
+    main()

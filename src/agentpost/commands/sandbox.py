@@ -1,0 +1,53 @@
+"""`agentpost sandbox exec`: run one command in a fresh sandbox and print its result as JSON.
+
+Layer: edges.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import typer
+
+from agentpost.errors import InputError
+
+sandbox_app = typer.Typer(help="Run commands in sandboxes.", no_args_is_help=True)
+
+
+@sandbox_app.command(
+    "exec", context_settings={"allow_interspersed_args": False}, no_args_is_help=True
+)
+def exec_command(
+    cmd: list[str] = typer.Argument(..., help="The command and its arguments (after --)."),
+    workdir: str | None = typer.Option(
+        None, "--workdir", help="Host directory whose contents are copied into the work dir."
+    ),
+    network: bool = typer.Option(False, "--network", help="Allow network access."),
+    timeout: float = typer.Option(60.0, "--timeout", help="Wall-clock limit in seconds."),
+    backend: str = typer.Option("bwrap", "--backend", help="Sandbox backend: bwrap or docker."),
+    image: str | None = typer.Option(None, "--image", help="Image (docker backend only)."),
+) -> None:
+    """Run CMD in a fresh sandbox; print {exit_code, stdout, stderr, timed_out, duration_s,
+    truncated}."""
+    from agentpost.sandbox.base import SandboxSpec
+    from agentpost.sandbox.registry import get_backend
+
+    if workdir is not None and not os.path.isdir(workdir):
+        raise InputError(workdir, "--workdir", "not a directory")
+    if timeout <= 0:
+        raise InputError(None, "--timeout", f"must be positive, got {timeout}")
+    try:
+        chosen = get_backend(backend)
+    except (ValueError, ImportError, AttributeError) as e:
+        raise InputError(None, "--backend", str(e)) from None
+    spec = SandboxSpec(network=network, image=image, default_timeout_s=timeout)
+    with chosen.create(spec) as box:
+        if workdir is not None:
+            box.put_dir(workdir, spec.workdir)
+        result = box.exec(cmd)
+    typer.echo(json.dumps(result.to_json(), ensure_ascii=False))
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(sandbox_app, name="sandbox")

@@ -1,0 +1,261 @@
+"""The bubblewrap backend (the default): a few milliseconds per exec, no daemon, no image.
+
+Every exec starts a fresh ``bwrap`` with its own user, PID, network, IPC and UTS namespaces. The
+root is a tmpfs that mirrors the host root (or ``spec.rootfs``) entry by entry as read-only bind
+mounts, so mount points for writable directories such as ``/app`` can be created on it; it is then
+remounted read-only. Writable directories are host temp dirs under one per-sandbox directory that
+persist between execs; ``/tmp`` and ``/root`` (the home) are private per-sandbox dirs that persist
+too but are not part of snapshots. ``/run`` is an empty tmpfs so host sockets (e.g. a Docker
+socket) are out of reach: a pathname Unix socket ignores network namespaces.
+
+Containment:
+- Nothing outlives an exec: when the command exits, bwrap's PID-namespace init exits and the
+  kernel kills every process left in the namespace. bwrap itself may exit a moment earlier, so
+  exec also waits on a pidfd of that init (its pid comes from ``--info-fd``). At the timeout we
+  SIGKILL the init through the pidfd, which empties the namespace the same way.
+  ``--die-with-parent`` ends the tree if agentpost itself dies.
+- Limits (processes, address space, file size) are set by ``prlimit`` *inside* the new user
+  namespace. The kernel exempts host root from RLIMIT_NPROC, so when agentpost runs as root,
+  bwrap runs under ``setpriv`` as an unprivileged uid (``sandbox_uid``, 65534 by default) mapped
+  to uid 0 inside; the process count is then charged per sandbox user namespace, so a fork bomb
+  in one sandbox stops at ``limits.processes`` without starving other sandboxes. Sandbox files
+  on the host belong to that uid.
+- Departure from a container: memory is bounded per process (RLIMIT_AS), not per sandbox, since
+  that needs a delegated cgroup; a string command runs under ``bash -c``, not a login shell,
+  because Debian's /etc/profile would reset a PATH given in ``spec.env``.
+
+Layer: io.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+
+from agentpost.errors import InfraError
+from agentpost.sandbox.base import ExecResult, SandboxSpec, Snapshot
+from agentpost.sandbox.bwrap_parts import (
+    ancestors,
+    base_env,
+    kill_tree,
+    mirror_args,
+    read_info,
+    wait_exit,
+)
+from agentpost.sandbox.capture import run_capped
+from agentpost.sandbox.hostfs import Layout, prune_stale
+
+_NOT_MIRRORED = {"/proc", "/dev", "/tmp", "/run", "/root"}
+
+
+class BwrapSandbox:
+    """One sandbox: a host directory holding its writable dirs, and a bwrap command line."""
+
+    def __init__(self, backend: BwrapBackend, spec: SandboxSpec):
+        self.spec = spec
+        self.backend = backend
+        self.closed = False
+        self.layout = Layout(backend.ensure_base_dir(), spec.writable_dirs, backend.owner())
+        self.root = self.layout.root
+        self.writable = self.layout.writable
+        self.fs = self.layout.fs
+        self._args = self._fixed_args()
+
+    def _fixed_args(self) -> list[str]:
+        rootfs = self.spec.rootfs or "/"
+        skip = _NOT_MIRRORED | set(self.writable)
+        args = [*self.backend.drop_prefix(), self.backend.bwrap]
+        args += mirror_args(rootfs, "/", skip, ancestors(self.writable))
+        shm = str(min(self.spec.limits.memory_bytes, 512 << 20))  # tmpfs is RAM: bound it
+        args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", shm]
+        args += ["--tmpfs", "/dev/shm", "--size", str(1 << 20), "--tmpfs", "/run"]
+        resolv = os.path.realpath("/etc/resolv.conf")
+        if self.spec.network and rootfs == "/" and resolv.startswith("/run/"):
+            args += ["--ro-bind", resolv, resolv]
+        base = self.backend.ensure_base_dir()
+        if rootfs == "/" and not base.startswith("/tmp/"):
+            args += ["--tmpfs", base]  # other sandboxes' files are not this one's business
+        for spath, host in {**self.layout.private, **self.layout.mounts}.items():
+            args += ["--bind", host, spath]
+        args += ["--remount-ro", "/", "--unshare-all", "--unshare-user", "--uid", "0"]
+        args += ["--gid", "0", "--hostname", "sandbox", "--die-with-parent", "--new-session"]
+        if self.spec.network:
+            args.append("--share-net")
+        return args
+
+    def _argv(self, command: str | list[str], cwd: str | None, info_fd: int) -> list[str]:
+        lim = self.spec.limits
+        cmd = ["bash", "-c", command] if isinstance(command, str) else list(command)
+        return [
+            *self._args,
+            "--info-fd",
+            str(info_fd),
+            "--chdir",
+            cwd or self.spec.workdir,
+            "--",
+            "prlimit",
+            f"--nproc={lim.processes}",
+            f"--as={lim.memory_bytes}",
+            f"--fsize={lim.file_bytes}",
+            "--",
+            *cmd,
+        ]
+
+    def exec(
+        self,
+        command: str | list[str],
+        *,
+        timeout_s: float | None = None,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+        stdin: bytes | None = None,
+    ) -> ExecResult:
+        if self.closed:
+            raise InfraError("exec on a closed sandbox")
+        if not command:
+            raise ValueError("exec needs a command")
+        proc, pidfd = self._start(command, cwd, env, stdin)
+        try:
+            lim = self.spec.limits
+            result = run_capped(
+                proc,
+                stdin=stdin,
+                timeout_s=self.spec.default_timeout_s if timeout_s is None else timeout_s,
+                cap=lim.output_bytes,
+                kill_after=max(8 * lim.output_bytes, 64 << 20),
+                kill=lambda p: kill_tree(p, pidfd),
+            )
+        finally:
+            wait_exit(pidfd)
+        if result.exit_code == 1 and _setup_failed(result.stderr):
+            raise InfraError(f"bwrap could not set up the sandbox: {result.stderr.strip()}")
+        return result
+
+    def _start(self, command, cwd, env, stdin) -> tuple[subprocess.Popen, int | None]:
+        """Start bwrap; return it and a pidfd on its PID-namespace init (None if that is gone).
+
+        bwrap exits as soon as the command does, while the kernel may still be killing what the
+        command left in the namespace; waiting on the init's pidfd closes that window."""
+        info_r, info_w = os.pipe()
+        try:
+            proc = subprocess.Popen(
+                self._argv(command, cwd, info_w),
+                stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env={**base_env(self.spec), **(env or {})},
+                pass_fds=(info_w,),
+                start_new_session=True,
+                cwd="/",
+            )
+        except OSError as e:
+            os.close(info_r)
+            raise InfraError(f"cannot start bwrap: {e}") from e
+        finally:
+            os.close(info_w)
+        try:
+            init_pid = read_info(info_r).get("child-pid")
+        finally:
+            os.close(info_r)
+        pidfd = None
+        if isinstance(init_pid, int):
+            try:
+                pidfd = os.pidfd_open(init_pid)
+            except OSError:  # already gone (setup failed), or no pidfd support
+                pidfd = None
+        return proc, pidfd
+
+    def put(self, path: str, data: bytes, mode: int = 0o644) -> None:
+        self.fs.write(path, data, mode)
+
+    def put_dir(self, host_dir: str, path: str) -> None:
+        self.fs.write_tree(host_dir, path)
+
+    def get(self, path: str) -> bytes:
+        return self.fs.read(path)
+
+    def snapshot(self, dest: str | None = None) -> Snapshot:
+        return Snapshot(path=self.layout.snapshot(dest), spec=self.spec)
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self.layout.remove()
+
+    def __enter__(self) -> BwrapSandbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _setup_failed(stderr: str) -> bool:
+    """bwrap's own setup errors (namespaces, mounts) are infrastructure failures; a missing
+    ``cwd`` is the caller's and comes back as an ordinary failed exec."""
+    return stderr.startswith("bwrap: ") and "Can't chdir" not in stderr.splitlines()[0]
+
+
+class BwrapBackend:
+    """Creates bubblewrap sandboxes. ``base_dir`` holds one host dir per sandbox."""
+
+    name = "bwrap"
+
+    def __init__(self, base_dir: str | None = None, sandbox_uid: int = 65534):
+        self.bwrap = shutil.which("bwrap") or "bwrap"
+        self.setpriv = shutil.which("setpriv") or "setpriv"
+        uid = os.geteuid()
+        name = "agentpost-sandboxes" + ("" if uid == 0 else f"-{uid}")
+        self.base_dir = base_dir or os.path.join(tempfile.gettempdir(), name)
+        self.sandbox_uid = sandbox_uid
+        self._available: bool | None = None
+        self._pruned = False
+
+    def ensure_base_dir(self) -> str:
+        """The base dir, made traversable (not listable) for the unprivileged bwrap uid."""
+        os.makedirs(self.base_dir, mode=0o711, exist_ok=True)
+        st = os.stat(self.base_dir)
+        if os.geteuid() == 0 and st.st_uid == 0 and not st.st_mode & 0o001:
+            os.chmod(self.base_dir, (st.st_mode & 0o7777) | 0o111)
+        if not self._pruned:
+            self._pruned = True
+            prune_stale(self.base_dir)
+        return os.path.realpath(self.base_dir)
+
+    def owner(self) -> tuple[int, int] | None:
+        """Host (uid, gid) that owns sandbox files: the unprivileged uid when we are root."""
+        return (self.sandbox_uid, self.sandbox_uid) if os.geteuid() == 0 else None
+
+    def drop_prefix(self) -> list[str]:
+        """``setpriv`` to the unprivileged uid when we are root. Not Popen(user=...): that
+        forbids vfork, and forking a process with a 1.5 GB heap costs ~100 ms, setpriv ~1 ms."""
+        if os.geteuid() != 0:
+            return []
+        uid = str(self.sandbox_uid)
+        return [self.setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--"]
+
+    def create(self, spec: SandboxSpec | None = None) -> BwrapSandbox:
+        return BwrapSandbox(self, spec or SandboxSpec())
+
+    def restore(self, snapshot: Snapshot) -> BwrapSandbox:
+        box = self.create(snapshot.spec)
+        try:
+            box.layout.restore(snapshot.path)
+        except BaseException:
+            box.close()
+            raise
+        return box
+
+    def available(self) -> bool:
+        """Whether bwrap, prlimit and setpriv exist and a trivial sandbox runs (checked once)."""
+        if self._available is None:
+            ok = all(shutil.which(t) for t in ("bwrap", "prlimit", "setpriv"))
+            if ok:
+                try:
+                    with self.create(SandboxSpec(writable_dirs=("/app",))) as box:
+                        ok = box.exec(["true"], timeout_s=20).exit_code == 0
+                except (OSError, InfraError):
+                    ok = False
+            self._available = ok
+        return self._available

@@ -1,0 +1,99 @@
+"""Pieces of the bubblewrap backend: the clean environment, the read-only root mirror, and
+watching and killing the sandbox's PID-namespace init.
+
+Layer: io.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import posixpath
+import select
+import signal
+import subprocess
+import time
+
+from agentpost.sandbox.base import SandboxSpec
+from agentpost.sandbox.capture import kill_group
+
+DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+def base_env(spec: SandboxSpec) -> dict[str, str]:
+    """The clean environment every exec starts from: nothing leaks from the host."""
+    env = {
+        "PATH": DEFAULT_PATH,
+        "HOME": "/root",
+        "USER": "root",
+        "LANG": "C.UTF-8",
+        "TERM": "xterm",
+    }
+    env.update(spec.env)
+    return env
+
+
+def mirror_args(host_dir: str, spath: str, skip: set[str], ancestors: set[str]) -> list[str]:
+    """bwrap arguments that rebuild ``host_dir`` at sandbox path ``spath`` read-only, entry by
+    entry, leaving out ``skip`` and descending into ``ancestors`` (parents of mounts to come)."""
+    args: list[str] = []
+    for name in sorted(os.listdir(host_dir)):
+        sp = posixpath.join(spath, name)
+        hp = os.path.join(host_dir, name)
+        if sp in skip:
+            continue
+        if os.path.islink(hp):
+            args += ["--symlink", os.readlink(hp), sp]
+        elif sp in ancestors and os.path.isdir(hp):
+            args += ["--dir", sp, *mirror_args(hp, sp, skip, ancestors)]
+        else:
+            args += ["--ro-bind", hp, sp]
+    return args
+
+
+def ancestors(paths: list[str]) -> set[str]:
+    out = set()
+    for p in paths:
+        parent = posixpath.dirname(p)
+        while parent not in ("/", ""):
+            out.add(parent)
+            parent = posixpath.dirname(parent)
+    return out
+
+
+def read_info(fd: int, timeout_s: float = 30.0) -> dict:
+    """bwrap's ``--info-fd`` JSON (written right after it clones the sandbox init), or {}."""
+    data = b""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+        chunk = os.read(fd, 65536) if ready else b""
+        if not chunk:
+            break
+        data += chunk
+        try:
+            return json.loads(data)
+        except ValueError:
+            continue
+    return {}
+
+
+def wait_exit(pidfd: int | None, timeout_s: float = 10.0) -> None:
+    """Block until the process behind ``pidfd`` has exited (then its namespace is empty)."""
+    if pidfd is None:
+        return
+    try:
+        select.select([pidfd], [], [], timeout_s)
+    finally:
+        os.close(pidfd)
+
+
+def kill_tree(proc: subprocess.Popen, pidfd: int | None) -> None:
+    """SIGKILL bwrap's PID-namespace init through its pidfd (no pid-reuse race; the kernel
+    then kills the whole namespace), and bwrap's own process group."""
+    if pidfd is not None:
+        try:
+            signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    kill_group(proc)
