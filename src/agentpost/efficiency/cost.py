@@ -1,0 +1,101 @@
+"""Token accounting, TRS, prefix-cache hit rate and inference cost (spec b.2, b.10).
+
+    C_i  = Σ_calls (prompt_tokens + completion_tokens)     (cached prompt tokens included)
+    TRS  = R / sqrt(1 + C)        R in percent, C = mean C_i in millions
+    cache_hit = Σ cached / Σ prompt                        (None when no usage: never 0)
+    cost(τ) = (prompt − cached)·c_in + cached·c_cache + completion·c_out
+
+Every function returns ``None`` when the numbers it needs are unknown, never 0. A trajectory's
+cost needs its cached-token count: without it the effective price is unknown (toolkit choice;
+guessing a 0% hit rate would overstate the cost of scaffolds whose logs omit it).
+
+Layer: pure.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+from agentpost.trajectory.model import Trajectory
+
+
+@dataclass(frozen=True)
+class Prices:
+    """Per-token prices; ``cached=None`` means 0.1 × ``input`` (spec b.10). The default unit is
+    relative (input token = 1), enough for relative cost; pass real prices for absolute cost."""
+
+    input: float = 1.0
+    cached: float | None = None
+    output: float = 1.0
+    unit: str = "relative"
+
+    @property
+    def cached_price(self) -> float:
+        return 0.1 * self.input if self.cached is None else self.cached
+
+    def to_json(self) -> dict:
+        return {**asdict(self), "cached": self.cached_price}
+
+
+def usage_sums(traj: Trajectory) -> tuple[int | None, int | None, int | None]:
+    """(prompt, cached, completion) summed over turns; falls back to ``traj.totals``."""
+    usages = [t.usage for t in traj.turns if t.usage is not None]
+
+    def total(name: str) -> int | None:
+        vals = [getattr(u, name) for u in usages if getattr(u, name) is not None]
+        return sum(vals) if vals else getattr(traj.totals, name)
+
+    return total("input_tokens"), total("cached_tokens"), total("output_tokens")
+
+
+def trajectory_tokens(traj: Trajectory) -> int | None:
+    """C_i = prompt + completion tokens, or None when either is unknown."""
+    prompt, _, completion = usage_sums(traj)
+    if prompt is None or completion is None:
+        return None
+    return prompt + completion
+
+
+def trs(resolution_pct: float | None, mean_tokens_m: float | None) -> float | None:
+    """TRS = R / sqrt(1 + C) with R in percent and C in millions of tokens."""
+    if resolution_pct is None or mean_tokens_m is None:
+        return None
+    return resolution_pct / math.sqrt(1.0 + mean_tokens_m)
+
+
+def cache_hit_rate(trajs: list[Trajectory]) -> float | None:
+    """Σ cached / Σ prompt over the trajectories that report both; None if none does."""
+    num = den = 0
+    for t in trajs:
+        prompt, cached, _ = usage_sums(t)
+        if prompt is not None and cached is not None and prompt > 0:
+            num, den = num + cached, den + prompt
+    return num / den if den else None
+
+
+def trajectory_cost(traj: Trajectory, prices: Prices) -> float | None:
+    """Inference cost of one trajectory at ``prices``; None if any count is unknown."""
+    prompt, cached, completion = usage_sums(traj)
+    if prompt is None or cached is None or completion is None:
+        return None
+    return (
+        (prompt - cached) * prices.input + cached * prices.cached_price + completion * prices.output
+    )
+
+
+def effective_token_price(trajs: list[Trajectory], prices: Prices) -> float | None:
+    """Σ cost / Σ tokens over trajectories with a known cost; None if there are none."""
+    cost = tokens = 0.0
+    for t in trajs:
+        c, n = trajectory_cost(t, prices), trajectory_tokens(t)
+        if c is not None and n:
+            cost, tokens = cost + c, tokens + n
+    return cost / tokens if tokens else None
+
+
+def relative_cost(method: float | None, baseline: float | None) -> float | None:
+    """Effective per-token price of a method over the baseline's (spec b.10, e.14)."""
+    if method is None or baseline is None or baseline == 0:
+        return None
+    return method / baseline

@@ -1,0 +1,4 @@
+"""Training adapters (TRL, verl) and multi-turn tokenisation with loss masks.
+
+Layer: model.
+"""

@@ -1,0 +1,120 @@
+"""`agentpost efficiency` and `agentpost hero advantages` end to end, through the real CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from hero_traj_factory import shell, traj, turn
+
+from agentpost.efficiency.analyze import analyze
+from agentpost.trajectory.io import write_jsonl
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    code = "import sys; from agentpost.cli import main; sys.argv[0] = 'agentpost'; main()"
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=60
+    )
+
+
+def fleet():
+    """Two models, two tasks, four rollouts each; model b uses fewer tokens."""
+    out = []
+    for model, scale in (("a", 3), ("b", 1)):
+        for task in ("t1", "t2"):
+            for r in range(4):
+                n = 2 + r * scale
+                turns = [
+                    turn(
+                        k,
+                        [shell("cat a.py" if k % 2 else "ls", exit_code=k % 3 and 0)],
+                        inp=10_000 * (k + 1),
+                        cached=9_000 * (k + 1),
+                        out=100,
+                        p_top=0.95 if k % 2 else 0.4,
+                    )
+                    for k in range(n)
+                ]
+                out.append(traj(f"{model}-{task}-{r}", task, model, r != 3, turns))
+    return out
+
+
+def test_analyze_document_has_stable_keys_and_numbers():
+    doc = analyze(fleet(), baseline="a", n_boot=50)
+    assert doc["format"] == "agentpost.efficiency/1"
+    assert doc["producer"]["args"]["classifiers_version"] == doc["classifiers"]["version"]
+    models = {m["model"]: m for m in doc["models"]}
+    for m in models.values():
+        for key in (
+            "trs",
+            "resolution_rate",
+            "mean_tokens_m",
+            "cache_hit_rate",
+            "unproductive_turn_rate",
+            "behaviour_counts",
+            "relative_inference_cost",
+        ):
+            assert key in m
+        assert m["resolution_rate"] == 0.75
+        assert m["cache_hit_rate"] == pytest.approx(0.9)
+        assert m["trs"] == pytest.approx(75 / (1 + m["mean_tokens_m"]) ** 0.5)
+    assert models["a"]["relative_inference_cost"] == 1.0
+    assert models["b"]["mean_tokens_m"] < models["a"]["mean_tokens_m"]
+    assert models["a"]["behaviour_counts"]["repeated_call"] > 0
+    assert doc["runs"][0]["trs"] is not None and len(doc["runs"]) == 2
+    g = next(x for x in doc["groups"] if x["model"] == "a" and x["task_id"] == "t1")
+    assert g["variation"]["n_resolved"] == 3 and g["variation"]["cmax_cmin"] > 1
+    row = doc["trajectories"][0]
+    assert len(row["turn_entropy"]) == row["turns"] == len(row["turn_flags"])
+    assert models["a"]["association"]["buckets"]["low"]["turns"] > 0
+
+
+def test_efficiency_cli_json_and_tables(tmp_path):
+    path = tmp_path / "runs.jsonl"
+    write_jsonl(path, fleet())
+    res = cli("efficiency", str(path), "--json", "--baseline", "a", "--bootstrap", "20")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert {m["model"] for m in doc["models"]} == {"a", "b"}
+    res = cli("efficiency", str(path))
+    assert res.returncode == 0 and "Efficiency per model" in res.stdout
+    res = cli("efficiency", str(tmp_path / "missing.jsonl"))
+    assert res.returncode != 0 and "missing.jsonl" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_hero_advantages_cli(tmp_path):
+    rollouts = [
+        {
+            "group": "x",
+            "resolved": r,
+            "tokens": c,
+            "turns": [{"entropy": h, "tokens": 3} for h in (0.1, 0.5, 0.9, 1.2)],
+        }
+        for r, c in ((True, 100), (True, 300), (True, 200), (True, 500), (False, 900))
+    ]
+    path = tmp_path / "groups.json"
+    path.write_text(json.dumps({"rollouts": rollouts}))
+    res = cli("hero", "advantages", str(path), "--json")
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)["rollouts"]
+    assert out[0]["gate"] == pytest.approx(0.3 * (0.8 - 0.6) / 0.4)
+    assert all(len(r["turn_advantages"]) == 4 for r in out)
+    assert all(a <= 0 for a in out[4]["turn_advantages"])
+    grpo = json.loads(cli("hero", "advantages", str(path), "--ablation", "grpo").stdout)["rollouts"]
+    assert all(len(set(r["turn_advantages"])) == 1 for r in grpo)
+    t = json.loads(cli("hero", "advantages", str(path), "--tau", "0.8", "--lam", "0.1").stdout)
+    assert t["rollouts"][0]["gate"] == pytest.approx(0.0)
+    path.write_text(
+        json.dumps(
+            {
+                "rollouts": [
+                    {"group": "x", "resolved": True, "tokens": 1, "turns": [{"entropy": None}]}
+                ]
+            }
+        )
+    )
+    res = cli("hero", "advantages", str(path))
+    assert res.returncode != 0 and "$.rollouts[0].turns[0].entropy" in res.stderr
