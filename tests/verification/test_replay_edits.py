@@ -182,3 +182,32 @@ def test_edit_outside_writable_dirs_fails(backend) -> None:
     )
     res = replay(traj, task, backend=backend)
     assert res.status == "replay_failed" and "/etc/evil" in res.failed_call["error"]
+
+
+def test_swe_agent_windowed_edit_semantics() -> None:
+    from agentpost.verification.edits import parse_swe_agent_edit
+
+    op = parse_swe_agent_edit(
+        "edit", {"action": "x"}, "edit 2:3\nB\nC2\nend_of_edit\n", "/app/f.py"
+    )
+    assert (op.command, op.line, op.end, op.new) == ("replace_lines", 2, 3, "B\nC2")
+    assert apply_edit(op, "a\nb\nc\nd\n") == "a\nB\nC2\nd\n"
+    grow = parse_swe_agent_edit("edit", {}, "edit 1:0\nnew first\nend_of_edit", "/f")
+    assert apply_edit(grow, "x\n") == "new first\nx\n"  # N:N-1 inserts before line N
+    with pytest.raises(EditError, match="outside"):
+        apply_edit(parse_swe_agent_edit("edit", {}, "edit 5:9\nz\nend_of_edit", "/f"), "a\n")
+    rep = parse_swe_agent_edit(
+        "edit", {"search": "a", "replace": "b", "replace-all": True}, None, "/f"
+    )
+    assert apply_edit(rep, "a a") == "b b"
+    with pytest.raises(EditError, match="not found"):
+        apply_edit(rep, "zzz")
+    assert parse_swe_agent_edit("create", {"filename": "r.py"}, "create r.py", None) == EditOp(
+        "create", "r.py", text=""
+    )
+    app = parse_swe_agent_edit("insert", {"text": "tail"}, None, "/f")
+    assert app.command == "append" and apply_edit(app, "head") == "head\ntail\n"
+    ins = parse_swe_agent_edit("insert", {"text": "mid", "line": 1}, None, "/f")
+    assert apply_edit(ins, "a\nb") == "a\nmid\nb"
+    with pytest.raises(EditError, match="no open file"):
+        parse_swe_agent_edit("edit", {"search": "a", "replace": "b"}, None, None)

@@ -68,3 +68,55 @@ def test_terminus_timeout_run_replays_unresolved_with_capped_waits(backend) -> N
     res = replay(traj, load_task(TASK), backend=backend, max_duration_s=0.3)
     assert (res.status, res.reward, res.calls_replayed) == ("ok", 0.0, 3)
     assert res.duration_s < 8  # two recorded 5 s waits were capped
+
+
+SWE_AGENT = HERE.parents[1] / ".." / "shared" / "data" / "trajectories" / "swe-agent"
+MISSING_COLON = HERE / "fixtures" / "missing-colon"
+
+
+@pytest.mark.parametrize(
+    "rel",
+    [
+        "tests/test_data/trajectories/gpt4__swe-agent__test-repo__default_from_url__t-0.00__p-0.95"
+        "__c-3.00__install-1/swe-agent__test-repo-i1.traj",  # classic `edit 4:4 ... end_of_edit`
+        "trajectories/demonstrations/function_calling_simple.traj",  # `edit SEARCH REPLACE`
+    ],
+)
+def test_swe_agent_windowed_edits_replay(backend, rel: str) -> None:
+    (traj,) = import_file(SWE_AGENT / rel)
+    task = load_task(MISSING_COLON)
+    before = replay(traj, task, upto=(1, 0), backend=backend)  # found and opened, not edited
+    full = replay(traj, task, backend=backend)
+    assert (before.status, before.reward) == ("ok", 0.0)
+    assert (full.status, full.reward) == ("ok", 1.0)
+    # find_file/open are SWE-agent tools (skipped; open sets the file), submit is control
+    assert full.calls_replayed == 2 and full.calls_skipped == 3
+
+
+def test_cli_replays_a_scaffold_log_directly(backend) -> None:
+    import json
+    import subprocess
+    import sys
+
+    log = GOLDEN / "terminus_2" / "hello-world-context-summarization.trajectory.json"
+    code = "from agentpost.cli import main; main()"
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            code,
+            "replay",
+            str(log),
+            "--task",
+            str(TASK),
+            "--upto",
+            "7:0",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    res = json.loads(out.stdout)
+    assert (res["status"], res["reward"], res["calls_replayed"]) == ("ok", 1.0, 4)

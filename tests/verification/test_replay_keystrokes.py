@@ -85,6 +85,7 @@ def test_durations_interrupts_and_blocking_calls(backend) -> None:
         ks("echo after > /app/after.txt\n"),
         ks("sleep 1; echo done > /app/blocked.txt", 20, is_blocking=True),
     ]
+    calls.append(ToolCall(name="bash", command="pwd > /app/pwd.txt", kind="shell"))  # after tmux
     traj = Trajectory(
         id="d", turns=[Turn(index=0, tool_calls=calls)], producer=Producer(name="t", version="0")
     )
@@ -95,6 +96,7 @@ def test_durations_interrupts_and_blocking_calls(backend) -> None:
         took = time.monotonic() - t0
         assert log.failed is None and sb.get("/app/after.txt") == b"after\n"
         assert sb.get("/app/blocked.txt") == b"done\n"
+        assert sb.get("/app/pwd.txt") == b"/tmp\n"  # the tmux shell's cwd carried over
     assert 1.5 < took < 15  # the recorded waits were honoured, the 30 s sleep was interrupted
     assert "^C" in log.calls[1].text and "/tmp#" in log.calls[3].text
 

@@ -9,14 +9,17 @@ standard library, because replay ships this module's source into the sandbox and
 
 Departures from the tools: ``create`` overwrites an existing file (replay only applies an edit
 that the recorded observation says succeeded, and some tool versions allow the overwrite);
-SWE-agent's classic windowed ``edit N:M`` needs the open-file state of its custom shell tools
-and is not supported (the call fails replay, visibly).
+SWE-agent's windowed tools (``create FILE``, ``edit N:M`` … ``end_of_edit``, ``edit SEARCH
+REPLACE``, ``insert TEXT [LINE]``) act on the file its ``open``/``create`` made current;
+``parse_swe_agent_edit`` takes that file from the caller. Departure: SWE-agent 0.x lint-reverts
+an edit that breaks syntax; such an edit's observation says so and replay skips it.
 
 Layer: pure.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 WRITE_COMMANDS = {"create", "write", "write_file", "overwrite"}
@@ -35,7 +38,8 @@ class EditOp:
     old: str | None = None  # str_replace
     new: str | None = None  # str_replace / insert
     line: int | None = None  # insert: after this line (0 = at the top)
-    count: int | None = None  # str_replace: required occurrences (None: exactly one)
+    count: int | None = None  # str_replace: required occurrences (None: one; -1: all, >= 1)
+    end: int | None = None  # replace_lines: last line replaced (1-based, inclusive)
 
 
 def _first(args: dict, *keys: str):
@@ -86,6 +90,49 @@ def parse_edit(name: str, arguments: object) -> EditOp:
     raise EditError(f"{name}: unsupported edit command {command!r}")
 
 
+_CLASSIC_EDIT = re.compile(r"^\s*edit\s+(\d+)\s*:\s*(\d+)\s*\n(.*?)\n?end_of_edit\s*$", re.S)
+SWE_AGENT_EDIT_TOOLS = {"create", "edit", "insert", "append"}
+
+
+def parse_swe_agent_edit(
+    name: str, arguments: object, command: str | None, current: str | None
+) -> EditOp:
+    """An ``EditOp`` for SWE-agent's windowed tools; ``current`` is the open file (absolute)."""
+    a = arguments if isinstance(arguments, dict) else {}
+    cmd = (command or a.get("action") or "").strip()
+    if name == "create":
+        path = a.get("filename") or (cmd.split(maxsplit=1)[1] if len(cmd.split()) > 1 else None)
+        if not path:
+            raise EditError("create: no file name")
+        return EditOp("create", str(path).strip().strip("'\""), text="")
+    if current is None:
+        raise EditError(f"{name}: no open file (no earlier open/create)")
+    if name == "edit" and "search" in a:
+        count = -1 if a.get("replace-all") or a.get("replace_all") else None
+        return EditOp(
+            "str_replace", current, old=str(a["search"]), new=str(a.get("replace", "")), count=count
+        )
+    if name == "edit":
+        m = _CLASSIC_EDIT.match(cmd)
+        if not m:
+            raise EditError("edit: expected 'edit N:M' ... 'end_of_edit' or search/replace")
+        return EditOp(
+            "replace_lines", current, new=m.group(3), line=int(m.group(1)), end=int(m.group(2))
+        )
+    if name in ("insert", "append") and isinstance(a.get("text"), str):
+        line = a.get("line") if name == "insert" else None
+        return EditOp("insert" if line is not None else "append", current, new=a["text"], line=line)
+    raise EditError(f"{name}: unsupported SWE-agent edit call")
+
+
+def _replace_lines(op: EditOp, current: str) -> str:
+    lines = current.split("\n")
+    start, end = op.line or 1, op.end or 0
+    if not (1 <= start and start - 1 <= end <= len(lines)):
+        raise EditError(f"{op.path}: lines {start}:{end} outside 1..{len(lines)}")
+    return "\n".join(lines[: start - 1] + (op.new or "").split("\n") + lines[end:])
+
+
 def apply_edit(op: EditOp, current: str | None) -> str:
     """The file's new content after ``op`` (``current`` is None when the file does not exist).
 
@@ -97,6 +144,10 @@ def apply_edit(op: EditOp, current: str | None) -> str:
     if op.command == "str_replace":
         assert op.old is not None
         n = current.count(op.old) if op.old else 0
+        if op.count == -1:
+            if n < 1:
+                raise EditError(f"{op.path}: search text not found")
+            return current.replace(op.old, op.new or "")
         if op.count is None:
             if n != 1:
                 raise EditError(f"{op.path}: old_str occurs {n} times, expected exactly once")
@@ -110,4 +161,9 @@ def apply_edit(op: EditOp, current: str | None) -> str:
         if not 0 <= op.line <= len(lines):
             raise EditError(f"{op.path}: insert_line {op.line} outside 0..{len(lines)}")
         return "\n".join(lines[: op.line] + (op.new or "").split("\n") + lines[op.line :])
+    if op.command == "replace_lines":
+        return _replace_lines(op, current)
+    if op.command == "append":
+        sep = "" if not current or current.endswith("\n") else "\n"
+        return current + sep + (op.new or "") + ("" if (op.new or "").endswith("\n") else "\n")
     raise EditError(f"{op.path}: {op.command} does not change the file")

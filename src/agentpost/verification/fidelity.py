@@ -17,16 +17,22 @@ from dataclasses import dataclass
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
 _PROMPT_HOST = re.compile(r"(?m)^[\w.-]+@[\w.-]+:")  # root@CONTAINER_ID:/app# vs root@sandbox:/app#
 _BANNERS = {"New Terminal Output:", "Current terminal state:"}  # Terminus observation headers
+# Scaffold wrappers around a command's output: mini-swe-agent's tags, SWE-agent's status footer.
+_WRAPPERS = re.compile(
+    r"</?returncode>\d*(</returncode>)?|</?output>|^\((Open file|Current directory): .*\)$|^bash-\$$",
+    re.M,
+)
 CAP = 2000
 
 
 def normalize(text: str | None, cap: int = CAP) -> str:
-    """Text without ANSI escapes, ``\\r``, trailing spaces, blank lines, Terminus banners and
-    prompt host names; the last ``cap`` characters (a long output's tail is where the verdict
+    """Text without ANSI escapes, ``\\r``, trailing spaces, blank lines, Terminus banners,
+    prompt host names and scaffold wrappers (mini-swe-agent tags, SWE-agent footers); the last ``cap`` characters (a long output's tail is where the verdict
     usually is)."""
     if not text:
         return ""
-    text = _PROMPT_HOST.sub("@:", _ANSI.sub("", text).replace("\r", ""))
+    text = _ANSI.sub("", text).replace("\r", "")
+    text = _WRAPPERS.sub("", _PROMPT_HOST.sub("@:", text))
     lines = [ln.rstrip() for ln in text.split("\n")]
     out = "\n".join(ln for ln in lines if ln and ln not in _BANNERS)
     return out[-cap:]

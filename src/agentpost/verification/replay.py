@@ -105,6 +105,13 @@ def _persistent_shell(traj: Trajectory) -> bool:
     return "mini-swe-agent" not in names.lower() and "mini_swe_agent" not in names.lower()
 
 
+def _is_swe_agent(traj: Trajectory) -> bool:
+    names = " ".join(
+        filter(None, [traj.agent, traj.source.format if traj.source else None])
+    ).lower()
+    return "swe-agent" in names and "mini" not in names
+
+
 def _fidelity(rec: CallRecord, p: PlannedCall) -> None:
     if rec.action == "replayed" and p.observation is not None:
         obs = p.observation
@@ -126,7 +133,7 @@ def replay_into(
     continues from the sandbox as it is."""
     planned = plan(traj, upto)
     persist = _persistent_shell(traj) if persist_shell is None else persist_shell
-    r = Replayer(task, sandbox, persist, call_timeout_s, max_duration_s)
+    r = Replayer(task, sandbox, persist, call_timeout_s, max_duration_s, _is_swe_agent(traj))
     log = ReplayLog()
     i = 0
     while i < len(planned):
@@ -171,7 +178,7 @@ def replay(
     plan(traj, upto)  # a bad --upto is the caller's input error, raised before any sandbox
     t0 = time.monotonic()
     try:
-        with backend.create(spec_for(task)) as sb:
+        with backend.create(spec_for(task, backend=backend)) as sb:
             prepare(task, sb)
             log = replay_into(traj, task, sb, upto, **kwargs)
             if log.failed is not None:

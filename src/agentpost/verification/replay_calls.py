@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import posixpath
 import re
 from dataclasses import asdict
 
@@ -31,9 +32,21 @@ _TAIL = (
     f"export -p | grep -vE '^declare -x (PWD|OLDPWD|SHLVL|_)=' > {_ENV_FILE} 2>/dev/null; "
     "exit $__ap_rc\n"
 )
+# SWE-agent's read-only navigation tools (absent from the sandbox); ``open`` sets the open file.
+SWE_AGENT_NAV_TOOLS = {
+    "open",
+    "goto",
+    "scroll_up",
+    "scroll_down",
+    "find_file",
+    "search_file",
+    "search_dir",
+    "filemap",
+}
 _EDIT_ERROR = re.compile(
     r"^\s*(ERROR|Error)\b|No replacement was performed|did not appear verbatim|"
-    r"Invalid `insert_line`|already exists at",
+    r"Invalid `insert_line`|already exists|Your changes have NOT been applied|"
+    r"introduced new syntax error|not found in the file",
     re.M,
 )
 
@@ -100,7 +113,8 @@ def _edit_script() -> str:
 
 
 class Replayer:
-    """Runs planned calls against one sandbox, keeping shell state between calls."""
+    """Runs planned calls against one sandbox, keeping shell state between calls (and, for
+    SWE-agent, the file its windowed tools have open)."""
 
     def __init__(
         self,
@@ -109,9 +123,12 @@ class Replayer:
         persist: bool,
         call_timeout_s: float,
         max_duration_s: float,
+        swe_agent: bool = False,
     ):
         self.task, self.sb, self.persist = task, sandbox, persist
         self.call_timeout_s, self.max_duration_s = call_timeout_s, max_duration_s
+        self.swe_agent = swe_agent
+        self.open_file: str | None = None
 
     def cwd(self) -> str:
         if not self.persist:
@@ -121,16 +138,45 @@ class Replayer:
         except (FileNotFoundError, OSError, ValueError):
             return self.task.workdir
 
+    def _abs(self, path: str) -> str:
+        return posixpath.normpath(posixpath.join(self.cwd(), path))
+
     def shell(self, p: PlannedCall) -> CallRecord:
         rec = CallRecord(p.step, p.call_index, "shell", "replayed")
         if not p.call.command:
             rec.action, rec.error = "failed", "shell call has no command"
             return rec
+        words = p.call.command.split()
+        if self.swe_agent and words and words[0] in SWE_AGENT_NAV_TOOLS:
+            return self._swe_agent_nav(p, words, rec)
         cmd = _HEAD + p.call.command + _TAIL if self.persist else p.call.command
         res = self.sb.exec(cmd, cwd=self.task.workdir, timeout_s=self.call_timeout_s)
         rec.exit_code, rec.timed_out = res.exit_code, res.timed_out
         rec.text = _cap(res.stdout + res.stderr)
         return rec
+
+    def _swe_agent_nav(self, p: PlannedCall, words: list[str], rec: CallRecord) -> CallRecord:
+        """SWE-agent's read-only tools are not in the sandbox; ``open`` sets the open file."""
+        rec.action = "skipped"
+        if words[0] == "open" and not _recorded_error(p.observation):
+            args = p.call.arguments if isinstance(p.call.arguments, dict) else {}
+            path = args.get("path") or (words[1] if len(words) > 1 else None)
+            if path:
+                self.open_file = self._abs(str(path).strip("'\""))
+        return rec
+
+    def _parse(self, p: PlannedCall) -> edits.EditOp:
+        args = p.call.arguments
+        windowed = p.call.name in edits.SWE_AGENT_EDIT_TOOLS and not (
+            isinstance(args, dict) and "command" in args
+        )
+        if self.swe_agent and windowed:
+            op = edits.parse_swe_agent_edit(p.call.name, args, p.call.command, self.open_file)
+            if op.command == "create":
+                op = edits.EditOp("create", self._abs(op.path), text="")
+                self.open_file = op.path
+            return op
+        return edits.parse_edit(p.call.name, args)
 
     def edit(self, p: PlannedCall) -> CallRecord:
         rec = CallRecord(p.step, p.call_index, "edit", "replayed")
@@ -138,7 +184,7 @@ class Replayer:
             rec.action = "skipped"  # it changed nothing when it was recorded
             return rec
         try:
-            op = edits.parse_edit(p.call.name, p.call.arguments)
+            op = self._parse(p)
         except edits.EditError as e:
             rec.action, rec.error = "failed", str(e)
             return rec
@@ -146,16 +192,13 @@ class Replayer:
             rec.action = "skipped"  # a read: no state to rebuild
             return rec
         req = {"op": asdict(op), "cwd": self.cwd()}
-        res = self.sb.exec(
-            ["python3", "-c", _edit_script()], stdin=json.dumps(req).encode(), timeout_s=60
-        )
+        script = ["python3", "-c", _edit_script()]
+        res = self.sb.exec(script, stdin=json.dumps(req).encode(), timeout_s=60)
         try:
             out = json.loads(res.stdout.strip().splitlines()[-1])
         except (ValueError, IndexError):
-            rec.action, rec.error = (
-                "failed",
-                f"edit runner failed: {(res.stdout + res.stderr)[-500:]}",
-            )
+            rec.action = "failed"
+            rec.error = f"edit runner failed: {(res.stdout + res.stderr)[-500:]}"
             return rec
         rec.exit_code = 0 if out["ok"] else 1
         if not out["ok"]:

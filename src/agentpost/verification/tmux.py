@@ -5,8 +5,10 @@ keystroke calls is replayed inside *one* exec: a small driver starts a tmux serv
 socket, sends each call's keys with ``tmux send-keys`` (key names such as ``C-c`` or ``Enter``
 work as in Terminus), waits the recorded ``duration`` (Terminus 2) or, for a blocking call
 (Terminus 1 ``is_blocking``), until the command finishes or its ``timeout_sec`` passes, and
-captures the screen after every call. Departure: the shell's state (cwd, variables, running
-programs) does not survive to a later, non-adjacent run of keystroke calls; files do.
+captures the screen after every call. After the last call of a run it waits (up to
+``grace_s``) for the foreground command to finish, so a slow machine does not cut off work the
+recorded run completed. Departure: of the shell's state only the cwd survives to
+later calls (variables and running programs do not); files do.
 
 Layer: io.
 """
@@ -40,6 +42,19 @@ for k in req["calls"]:
         subprocess.run(T + ["send-keys", "-t", "main", k["keys"]])
         time.sleep(k["duration"])
     screens.append(capture())
+deadline = time.time() + req["grace"]  # let the last command finish before the server dies
+while time.time() < deadline:
+    cur = subprocess.run(T + ["display-message", "-p", "-t", "main", "#{pane_current_command}"],
+                         capture_output=True, text=True).stdout.strip()
+    if cur in ("bash", "sh", ""):
+        break
+    time.sleep(0.05)
+if req["grace"]:
+    screens[-1] = capture()
+where = subprocess.run(T + ["display-message", "-p", "-t", "main", "#{pane_current_path}"],
+                       capture_output=True, text=True).stdout.strip()
+if where:
+    open("/tmp/.agentpost-cwd", "w").write(where + "\n")  # a later shell call starts there
 subprocess.run(T + ["kill-server"], capture_output=True)
 sys.stdout.write("\n@@AGENTPOST-SCREENS@@" + json.dumps(screens))
 """
@@ -67,17 +82,18 @@ def keystroke_call(call: ToolCall, max_duration_s: float) -> KeystrokeCall:
 
 
 def send_keystrokes(
-    sandbox: Sandbox, calls: list[KeystrokeCall], cwd: str
+    sandbox: Sandbox, calls: list[KeystrokeCall], cwd: str, grace_s: float = 5.0
 ) -> tuple[list[str] | None, str]:
     """Replay ``calls`` in one tmux session: the screen before the first call and after each
     (``len(calls) + 1`` screens), or None and the driver's output when tmux could not run."""
     req = {
         "cwd": cwd,
+        "grace": grace_s,
         "calls": [
             {"keys": c.keys, "duration": c.duration_s, "blocking": c.blocking} for c in calls
         ],
     }
-    budget = sum(c.duration_s for c in calls) + 30.0
+    budget = sum(c.duration_s for c in calls) + grace_s + 30.0
     res = sandbox.exec(
         ["python3", "-c", _DRIVER],
         stdin=json.dumps(req).encode(),

@@ -1,0 +1,92 @@
+"""`agentpost replay TRAJ.jsonl --task TASK_DIR`: rebuild a trajectory's state in a fresh
+sandbox (through call STEP:CALL with ``--upto``) and grade it with the task's evaluator.
+
+Layer: edges.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from agentpost.errors import InputError
+
+
+def _pick(path: Path, traj_id: str | None, fmt: str | None):
+    """The one trajectory to replay: canonical JSONL or any importable scaffold log."""
+    from agentpost.trajectory.importing import NotATrajectory, import_file
+
+    if not path.is_file():
+        raise InputError(path, None, "no such file")
+    try:
+        trajs = import_file(path, fmt)
+    except NotATrajectory as e:
+        raise InputError(path, None, str(e)) from None
+    if traj_id is not None:
+        trajs = [t for t in trajs if t.id == traj_id]
+        if not trajs:
+            raise InputError(path, "--id", f"no trajectory with id {traj_id!r}")
+    if len(trajs) != 1:
+        raise InputError(path, "--id", f"{len(trajs)} trajectories; say which with --id")
+    return trajs[0]
+
+
+def replay_command(
+    trajectories: Path = typer.Argument(
+        ..., help="Trajectories: canonical JSONL or a scaffold log (ATIF, SWE-agent, ...)."
+    ),
+    task_dir: Path = typer.Option(
+        ..., "--task", help="Task directory (Harbor or Terminal-Bench 1)."
+    ),
+    traj_id: str | None = typer.Option(None, "--id", help="Which trajectory of the file."),
+    fmt: str | None = typer.Option(None, "--format", help="Input format (default: detected)."),
+    upto: str | None = typer.Option(
+        None, "--upto", help="Replay through call STEP:CALL (inclusive)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    backend: str = typer.Option("bwrap", "--backend", help="Sandbox backend."),
+    call_timeout: float = typer.Option(120.0, "--call-timeout", help="Seconds per replayed call."),
+) -> None:
+    """Replay a trajectory's actions in a fresh sandbox and run the task's evaluator; print
+    {status, reward, resolved, calls_replayed, fidelity}. Exit 1 unless status is ok."""
+    from agentpost.sandbox.registry import get_backend
+    from agentpost.tasks.loader import load_task
+    from agentpost.verification.replay import parse_upto, replay
+
+    task = load_task(task_dir)
+    traj = _pick(trajectories, traj_id, fmt)
+    point = parse_upto(upto) if upto is not None else None
+    try:
+        chosen = get_backend(backend)
+    except (ValueError, ImportError, AttributeError) as e:
+        raise InputError(None, "--backend", str(e)) from None
+    result = replay(traj, task, upto=point, backend=chosen, call_timeout_s=call_timeout)
+    out = result.to_json()
+    out["producer"] = {
+        "name": "agentpost.verification.replay",
+        "version": _version(),
+        "args": {"trajectory": traj.id, "task": task.id, "upto": upto, "backend": backend},
+    }
+    if as_json:
+        typer.echo(json.dumps(out))
+    else:
+        fid = out["fidelity"] or {}
+        typer.echo(
+            f"{out['status']}: reward={out['reward']} resolved={out['resolved']} "
+            f"calls_replayed={out['calls_replayed']} exit_match={fid.get('exit_code_match')} "
+            f"similarity={fid.get('text_similarity')}"
+        )
+    if result.status != "ok":
+        raise typer.Exit(1)
+
+
+def _version() -> str:
+    from agentpost import __version__
+
+    return __version__
+
+
+def register(app: typer.Typer) -> None:
+    app.command("replay", no_args_is_help=True)(replay_command)

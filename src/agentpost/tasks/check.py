@@ -1,0 +1,110 @@
+"""Check a task suite: per task, the oracle must score 1, doing nothing 0, every wrong solution 0.
+
+Each run uses a fresh sandbox: prepare the environment, run the script (none for the no-op),
+run the task's ``[agentpost].check`` command when the run is the oracle or a wrong solution (the
+scripted policies rely on it failing visibly on the wrong candidate and passing on the oracle:
+``check_ok`` says whether it does, by exit status), then run the hidden evaluator.
+
+Layer: io.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from agentpost.sandbox.base import Backend
+from agentpost.sandbox.executors import JobFailure, LocalExecutor
+from agentpost.tasks.evaluate import evaluate, prepare, run_script, spec_for
+from agentpost.tasks.model import Task
+
+FORMAT = "agentpost.tasks-check/1"
+CHECK_TIMEOUT_S = 60.0
+
+
+def run_once(task: Task, backend: Backend, script: Path | None, run_check: bool) -> dict[str, Any]:
+    """One fresh sandbox: prepare, run ``script`` (None: no-op), optionally ``check``, evaluate."""
+    out: dict[str, Any] = {"reward": None, "status": None, "check_exit": None}
+    try:
+        with backend.create(spec_for(task, backend=backend)) as sb:
+            prepare(task, sb)
+            if script is not None:
+                res = run_script(task, sb, script)
+                out["script_exit"] = res.exit_code
+            if run_check and task.check:
+                chk = sb.exec(task.check, cwd=task.workdir, timeout_s=CHECK_TIMEOUT_S)
+                out["check_exit"] = chk.exit_code
+            ev = evaluate(task, sb)
+    except Exception as e:  # a sandbox or setup failure is recorded, never raised per row
+        out["status"] = "infra_error"
+        out["error"] = f"{type(e).__name__}: {e}"
+        return out
+    out["reward"], out["status"] = ev.reward, ev.status
+    if ev.status != "ok":
+        out["error"] = ev.output[-500:]
+    return out
+
+
+def check_task(task: Task, backend: Backend) -> dict[str, Any]:
+    """The suite-check row of one task."""
+    oracle = run_once(task, backend, task.solution_script, True) if task.solution_script else None
+    nop = run_once(task, backend, None, False)
+    wrongs = [run_once(task, backend, w, True) for w in task.wrong_solutions]
+    wrong_rewards = [w["reward"] for w in wrongs]
+    row: dict[str, Any] = {
+        "id": task.id,
+        "oracle_reward": oracle["reward"] if oracle else None,
+        "nop_reward": nop["reward"],
+        "wrong_reward": max(wrong_rewards) if wrongs and None not in wrong_rewards else None,
+        "wrong_rewards": wrong_rewards,
+    }
+    # A task without wrong solutions (e.g. Terminal-Bench 1) is judged on oracle and no-op alone;
+    # the bundled suite's own test requires every task to ship one.
+    row["ok"] = (
+        row["oracle_reward"] == 1.0
+        and row["nop_reward"] == 0.0
+        and all(r == 0.0 for r in wrong_rewards)
+    )
+    if task.check and oracle:
+        passes = oracle["check_exit"] == 0
+        row["check_ok"] = passes and all(w["check_exit"] not in (0, None) for w in wrongs)
+    else:
+        row["check_ok"] = None
+    errors = {
+        name: r["error"]
+        for name, r in [("oracle", oracle), ("nop", nop)]
+        + [(f"wrong{i}", w) for i, w in enumerate(wrongs)]
+        if r and r.get("error")
+    }
+    if errors:
+        row["errors"] = errors
+    return row
+
+
+def check_suite(tasks: list[Task], backend: Backend, workers: int = 2) -> dict[str, Any]:
+    """Rows for every task (in the given order), checked ``workers`` at a time."""
+    with LocalExecutor(max_workers=max(1, workers)) as pool:
+        outcomes = pool.map(lambda t: check_task(t, backend), tasks)
+    rows = [
+        {"id": t.id, "ok": False, "check_ok": False, "errors": {"job": o.message}}
+        if isinstance(o, JobFailure)
+        else o
+        for t, o in zip(tasks, outcomes, strict=True)
+    ]
+    return {
+        "format": FORMAT,
+        "producer": {
+            "name": "agentpost.tasks.check",
+            "version": _version(),
+            "args": {"workers": workers, "backend": getattr(backend, "name", None)},
+        },
+        "tasks": rows,
+        "ok": all(r["ok"] for r in rows),
+        "check_ok": all(r["check_ok"] is not False for r in rows),
+    }
+
+
+def _version() -> str:
+    from agentpost import __version__
+
+    return __version__

@@ -1,0 +1,194 @@
+"""Run a task inside a sandbox: set up its work directory, run a solution script, grade it.
+
+Harbor: the tests directory is copied (fresh) into ``/tests`` and ``/tests/test.sh`` runs in the
+work directory; it must write ``/logs/verifier/reward.txt`` (a number) or ``reward.json`` (a
+number, ``{"reward": x}``, or a one-entry object of numbers). Terminal-Bench 1: ``run-tests.sh``
+runs with ``TEST_DIR=/tests``; the pytest per-test summary (``-rA``) decides when present
+(resolved = every test passed), else the exit code does.
+
+A missing or unparsable reward is ``evaluator_invalid``, never a silent 0. Stale reward files
+and anything the agent left in ``/tests`` are removed first, so an agent cannot pre-write its
+own reward.
+
+Departure from Harbor: for the sandbox backends without images (bubblewrap) the environment's
+``Dockerfile`` is not built; the other files of ``environment/`` are copied into the work
+directory, and an optional ``environment/agentpost-setup.sh`` (which the Dockerfile also runs) is
+executed there once, e.g. to create a git repository that a package cannot ship.
+
+Layer: io.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+from agentpost.errors import InfraError
+from agentpost.sandbox.base import ExecResult, Sandbox, SandboxSpec
+from agentpost.tasks.model import REWARD_JSON, REWARD_TXT, EvalResult, Task
+
+OUTPUT_CHARS = 8000
+SETUP_SCRIPT = "agentpost-setup.sh"
+_NOT_COPIED = {"Dockerfile", SETUP_SCRIPT, ".dockerignore"}
+_PYTEST_LINE = re.compile(r"^(PASSED|FAILED|ERROR|XFAIL|XPASS|SKIPPED)\s+(\S+)", re.M)
+
+
+def spec_for(
+    task: Task, network: bool | None = None, backend: object | None = None, **overrides
+) -> SandboxSpec:
+    """A sandbox spec for ``task``: its work directory is writable; the network follows the
+    evaluator's need unless ``network`` says otherwise. With the docker ``backend`` the task's
+    image is built (once) from its Dockerfile."""
+    writable = ("/app", "/logs", "/tests", "/solution")
+    if task.workdir not in writable:
+        writable = (task.workdir, *writable)
+    net = task.evaluator_network if network is None else network
+    if getattr(backend, "name", None) == "docker" and "image" not in overrides:
+        from agentpost.tasks.images import ensure_image
+
+        overrides["image"] = ensure_image(task, backend)
+    return SandboxSpec(workdir=task.workdir, writable_dirs=writable, network=net, **overrides)
+
+
+def _tail(res: ExecResult, limit: int = OUTPUT_CHARS) -> str:
+    text = res.stdout + (("\n[stderr]\n" + res.stderr) if res.stderr else "")
+    return text if len(text) <= limit else "[...truncated...]\n" + text[-limit:]
+
+
+def prepare(task: Task, sandbox: Sandbox) -> ExecResult | None:
+    """Copy the task environment into the work directory and run its setup script, if any.
+
+    Returns the setup script's result (None when there is none)."""
+    env_dir = task.environment_dir
+    if env_dir is None or not env_dir.is_dir():
+        return None
+    with tempfile.TemporaryDirectory(prefix="agentpost-env-") as tmp:
+        staged = Path(tmp) / "env"
+        shutil.copytree(
+            env_dir, staged, symlinks=True, ignore=lambda d, names: _skip(env_dir, d, names)
+        )  # links stay links: a task's symlink must not copy a host file in
+        sandbox.put_dir(str(staged), task.workdir)
+    setup = env_dir / SETUP_SCRIPT
+    if not setup.is_file():
+        return None
+    sandbox.put("/tmp/" + SETUP_SCRIPT, setup.read_bytes(), 0o755)
+    res = sandbox.exec(f"bash /tmp/{SETUP_SCRIPT}", cwd=task.workdir, timeout_s=120)
+    if res.exit_code != 0:
+        raise InfraError(f"{task.id}: {SETUP_SCRIPT} failed ({res.exit_code}): {_tail(res, 500)}")
+    return res
+
+
+def _skip(root: Path, d: str, names: list[str]) -> list[str]:
+    return [n for n in names if n in _NOT_COPIED] if Path(d) == root else []
+
+
+def run_script(
+    task: Task, sandbox: Sandbox, host_script: Path, timeout_s: float | None = None
+) -> ExecResult:
+    """Copy ``host_script``'s directory into ``/solution`` and run the script in the work dir."""
+    host_script = Path(host_script)
+    sandbox.put_dir(str(host_script.parent), "/solution")
+    return sandbox.exec(
+        f"bash /solution/{host_script.name}",
+        cwd=task.workdir,
+        timeout_s=timeout_s or task.agent_timeout_s,
+    )
+
+
+def evaluate(task: Task, sandbox: Sandbox) -> EvalResult:
+    """Grade the sandbox's current state with the task's evaluator."""
+    if task.evaluator_network and not sandbox.spec.network:
+        return EvalResult(
+            "infra_error", None, None, "evaluator needs the network; sandbox has none"
+        )
+    if task.tests_dir is None and task.run_tests_script is None:
+        return EvalResult("evaluator_invalid", None, None, f"{task.id}: task has no tests")
+    try:
+        res = _run_verifier(task, sandbox)
+    except Exception as e:  # a sandbox failure, not the evaluator's verdict
+        return EvalResult("infra_error", None, None, f"{type(e).__name__}: {e}")
+    out = _tail(res)
+    details = {"exit_code": res.exit_code, "duration_s": round(res.duration_s, 3)}
+    if res.timed_out:
+        return EvalResult("timeout", None, None, out, details)
+    if task.format == "terminal-bench-1":
+        return _tb1_result(res, out, details)
+    reward, why = _read_reward(sandbox)
+    if reward is None:
+        return EvalResult("evaluator_invalid", None, None, f"{why}\n{out}", details)
+    return EvalResult("ok", reward, reward >= 1.0 - 1e-9, out, details)
+
+
+def _run_verifier(task: Task, sandbox: Sandbox) -> ExecResult:
+    sandbox.exec(
+        "rm -rf /tests/* /tests/.[!.]* /logs/verifier; mkdir -p /logs/verifier",
+        timeout_s=30,
+    )
+    if task.tests_dir is not None and task.tests_dir.is_dir():
+        sandbox.put_dir(str(task.tests_dir), "/tests")
+    if task.format == "terminal-bench-1":
+        assert task.run_tests_script is not None
+        sandbox.put("/tests/run-tests.sh", task.run_tests_script.read_bytes(), 0o755)
+        cmd = "bash /tests/run-tests.sh"
+    else:
+        cmd = "bash /tests/test.sh"
+    return sandbox.exec(
+        cmd,
+        cwd=task.workdir,
+        timeout_s=task.verifier_timeout_s,
+        env={"TEST_DIR": "/tests", "LOGS_DIR": "/logs"},
+    )
+
+
+def parse_reward_text(text: str) -> float | None:
+    """``reward.txt``: one number (surrounding whitespace allowed)."""
+    try:
+        value = float(text.strip())
+    except ValueError:
+        return None
+    return value if value == value and abs(value) != float("inf") else None
+
+
+def parse_reward_json(text: str) -> float | None:
+    """``reward.json``: a number, ``{"reward": x}``, or an object with exactly one number."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    if isinstance(data, dict):
+        if "reward" in data:
+            data = data["reward"]
+        else:
+            nums = [v for v in data.values() if isinstance(v, int | float)]
+            data = nums[0] if len(nums) == 1 and len(data) == 1 else None
+    if isinstance(data, bool) or not isinstance(data, int | float):
+        return None
+    return parse_reward_text(str(data))
+
+
+def _read_reward(sandbox: Sandbox) -> tuple[float | None, str]:
+    for path, parse in ((REWARD_TXT, parse_reward_text), (REWARD_JSON, parse_reward_json)):
+        try:
+            raw = sandbox.get(path).decode("utf-8", "replace")
+        except FileNotFoundError:
+            continue
+        value = parse(raw)
+        if value is None:
+            return None, f"unparsable reward in {path}: {raw[:200]!r}"
+        return value, ""
+    return None, f"no reward file ({REWARD_TXT} or {REWARD_JSON})"
+
+
+def _tb1_result(res: ExecResult, out: str, details: dict) -> EvalResult:
+    outcomes = dict((name, status) for status, name in _PYTEST_LINE.findall(res.stdout))
+    if outcomes:
+        details["tests"] = outcomes
+        ok = all(s in ("PASSED", "XFAIL", "SKIPPED") for s in outcomes.values())
+        return EvalResult("ok", 1.0 if ok else 0.0, ok, out, details)
+    if res.exit_code in (126, 127) or res.exit_code is None:
+        return EvalResult("evaluator_invalid", None, None, out, details)
+    ok = res.exit_code == 0
+    return EvalResult("ok", 1.0 if ok else 0.0, ok, out, details)

@@ -1,0 +1,207 @@
+"""Read Harbor and Terminal-Bench 1 task directories into one ``Task`` model.
+
+Harbor: ``instruction.md``, ``task.toml`` (``[metadata]``, ``[agent].timeout_sec``,
+``[verifier].timeout_sec``, ``[environment]``, and agentpost's own ``[agentpost]`` table),
+``environment/``, ``tests/test.sh``, ``solution/solve.sh``; plausible wrong solutions live in
+``wrong/solve.sh`` or ``wrong/<name>/solve.sh`` (an agentpost addition).
+Terminal-Bench 1: ``task.yaml`` (``instruction``, ``max_agent_timeout_sec``,
+``max_test_timeout_sec``, metadata keys), ``run-tests.sh``, ``tests/``, ``solution.sh``; TB1
+tasks build their files in a Dockerfile, so ``environment_dir`` is None unless the task ships an
+``environment/`` directory.
+
+The work directory is ``/app`` unless ``[agentpost].workdir`` (Harbor) or ``workdir`` (TB1)
+says otherwise; whether the evaluator needs the network comes from ``[agentpost].evaluator_network``
+or ``[verifier].allow_internet`` / ``[environment].allow_internet`` (default: no).
+
+Layer: io.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from agentpost.errors import InputError
+from agentpost.tasks.model import Task
+
+_TOML_POS = re.compile(r"\(at line (\d+), column (\d+)\)")
+_NUMBER = (int, float)
+
+
+def bundled_suite_path(name: str = "terminal") -> Path:
+    """The directory of a suite shipped inside the package."""
+    path = Path(__file__).resolve().parent / "suites" / name
+    if not path.is_dir():
+        raise InputError(name, None, f"no bundled suite named {name!r}")
+    return path
+
+
+def is_task_dir(path: Path) -> bool:
+    return (path / "task.toml").is_file() or (path / "task.yaml").is_file()
+
+
+def load_suite(directory: str | Path) -> list[Task]:
+    """Every task directory directly under ``directory`` (or ``directory`` itself), by id."""
+    root = Path(directory)
+    if not root.is_dir():
+        raise InputError(root, None, "not a directory")
+    if is_task_dir(root):
+        return [load_task(root)]
+    tasks = [load_task(p) for p in sorted(root.iterdir()) if p.is_dir() and is_task_dir(p)]
+    if not tasks:
+        raise InputError(root, None, "no task directories (task.toml or task.yaml) found")
+    return tasks
+
+
+def load_task(path: str | Path) -> Task:
+    root = Path(path).resolve()
+    if (root / "task.toml").is_file():
+        return _load_harbor(root)
+    if (root / "task.yaml").is_file():
+        return _load_tb1(root)
+    raise InputError(root, None, "not a task directory (no task.toml or task.yaml)")
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as e:
+        m = _TOML_POS.search(str(e))
+        where = f"line {m.group(1)}, column {m.group(2)}" if m else None
+        raise InputError(path, where, _TOML_POS.sub("", str(e)).strip()) from None
+
+
+def _table(data: dict, key: str, path: Path) -> dict[str, Any]:
+    value = data.get(key, {})
+    if not isinstance(value, dict):
+        raise InputError(path, f"[{key}]", "must be a table")
+    return value
+
+
+def _number(table: dict, key: str, default: float, path: Path, where: str) -> float:
+    value = table.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, _NUMBER) or value <= 0:
+        raise InputError(path, where, f"must be a positive number, got {value!r}")
+    return float(value)
+
+
+def _agentpost_table(table: dict[str, Any], path: Path, where: str) -> dict[str, Any]:
+    explore = table.get("explore", [])
+    if not isinstance(explore, list) or not all(isinstance(c, str) for c in explore):
+        raise InputError(path, f"{where}.explore", "must be a list of strings")
+    check = table.get("check")
+    if check is not None and not isinstance(check, str):
+        raise InputError(path, f"{where}.check", "must be a string")
+    workdir = table.get("workdir", "/app")
+    if not isinstance(workdir, str) or not workdir.startswith("/"):
+        raise InputError(path, f"{where}.workdir", "must be an absolute sandbox path")
+    return table
+
+
+def _wrong_solutions(root: Path) -> tuple[Path, ...]:
+    wrong = root / "wrong"
+    if not wrong.is_dir():
+        return ()
+    found = [wrong / "solve.sh"] if (wrong / "solve.sh").is_file() else []
+    found += sorted(p / "solve.sh" for p in wrong.iterdir() if (p / "solve.sh").is_file())
+    return tuple(found)
+
+
+def _maybe(path: Path) -> Path | None:
+    return path if path.exists() else None
+
+
+def _load_harbor(root: Path) -> Task:
+    toml_path = root / "task.toml"
+    data = _read_toml(toml_path)
+    instruction_path = root / "instruction.md"
+    if not instruction_path.is_file():
+        raise InputError(instruction_path, None, "missing instruction.md")
+    ap = _agentpost_table(_table(data, "agentpost", toml_path), toml_path, "[agentpost]")
+    verifier = _table(data, "verifier", toml_path)
+    agent = _table(data, "agent", toml_path)
+    environment = _table(data, "environment", toml_path)
+    network = ap.get(
+        "evaluator_network",
+        verifier.get("allow_internet", environment.get("allow_internet", False)),
+    )
+    if not isinstance(network, bool):
+        raise InputError(toml_path, "[agentpost].evaluator_network", "must be true or false")
+    tests = root / "tests"
+    if not (tests / "test.sh").is_file():
+        raise InputError(tests / "test.sh", None, "missing Harbor verifier script")
+    return Task(
+        id=str(ap.get("id", root.name)),
+        path=root,
+        format="harbor",
+        instruction=instruction_path.read_text(encoding="utf-8"),
+        workdir=ap.get("workdir", "/app"),
+        evaluator_network=network,
+        agent_timeout_s=_number(agent, "timeout_sec", 600.0, toml_path, "[agent].timeout_sec"),
+        verifier_timeout_s=_number(
+            verifier, "timeout_sec", 120.0, toml_path, "[verifier].timeout_sec"
+        ),
+        environment_dir=_maybe(root / "environment"),
+        tests_dir=tests,
+        solution_script=_maybe(root / "solution" / "solve.sh"),
+        wrong_solutions=_wrong_solutions(root),
+        metadata=dict(_table(data, "metadata", toml_path)),
+        agentpost=dict(ap),
+    )
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else None
+        raise InputError(path, where, str(getattr(e, "problem", None) or e)) from None
+    if not isinstance(data, dict):
+        raise InputError(path, None, "must be a mapping")
+    return data
+
+
+def _load_tb1(root: Path) -> Task:
+    yaml_path = root / "task.yaml"
+    data = _read_yaml(yaml_path)
+    instruction = data.get("instruction")
+    if not isinstance(instruction, str) or not instruction.strip():
+        raise InputError(yaml_path, "instruction", "missing or not a string")
+    run_tests = root / "run-tests.sh"
+    if not run_tests.is_file():
+        raise InputError(run_tests, None, "missing Terminal-Bench 1 test runner")
+    ap = _agentpost_table(data.get("agentpost") or {}, yaml_path, "agentpost")
+    workdir = data.get("workdir", ap.get("workdir", "/app"))
+    if not isinstance(workdir, str) or not workdir.startswith("/"):
+        raise InputError(yaml_path, "workdir", "must be an absolute sandbox path")
+    network = data.get("evaluator_network", ap.get("evaluator_network", False))
+    if not isinstance(network, bool):
+        raise InputError(yaml_path, "evaluator_network", "must be true or false")
+    meta_keys = ("author_email", "author_name", "difficulty", "category", "tags", "parser_name")
+    solution = root / "solution.sh"
+    return Task(
+        id=root.name,
+        path=root,
+        format="terminal-bench-1",
+        instruction=instruction,
+        workdir=workdir,
+        evaluator_network=network,
+        agent_timeout_s=_number(
+            data, "max_agent_timeout_sec", 600.0, yaml_path, "max_agent_timeout_sec"
+        ),
+        verifier_timeout_s=_number(
+            data, "max_test_timeout_sec", 120.0, yaml_path, "max_test_timeout_sec"
+        ),
+        environment_dir=_maybe(root / "environment"),
+        tests_dir=_maybe(root / "tests"),
+        solution_script=solution if solution.is_file() else _maybe(root / "solution" / "solve.sh"),
+        wrong_solutions=_wrong_solutions(root),
+        metadata={k: data[k] for k in meta_keys if k in data},
+        agentpost=dict(ap),
+        run_tests_script=run_tests,
+    )

@@ -1,0 +1,5 @@
+#!/usr/bin/env bash
+# Oracle solution.
+set -euo pipefail
+cd /app
+awk '!seen[$0]++' emails.txt > unique.txt

@@ -1,0 +1,199 @@
+"""Loading Harbor and Terminal-Bench 1 task directories, and evaluating them in a real sandbox."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from agentpost.errors import InputError
+from agentpost.tasks.evaluate import (
+    evaluate,
+    parse_reward_json,
+    parse_reward_text,
+    prepare,
+    run_script,
+    spec_for,
+)
+from agentpost.tasks.loader import bundled_suite_path, load_suite, load_task
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def _bwrap():
+    from agentpost.sandbox.registry import get_backend
+
+    backend = get_backend("bwrap")
+    if not backend.available():
+        pytest.skip("bubblewrap sandbox not available")
+    return backend
+
+
+def test_harbor_task_loads_every_field() -> None:
+    task = load_task(bundled_suite_path() / "git-feature-branch")
+    assert task.format == "harbor" and task.id == "git-feature-branch"
+    assert task.workdir == "/app" and task.evaluator_network is False
+    assert task.agent_timeout_s == 600.0 and task.verifier_timeout_s == 60.0
+    assert task.metadata["category"] == "git" and task.metadata["difficulty"] == "medium"
+    assert task.environment_dir and (task.environment_dir / "Dockerfile").is_file()
+    assert task.solution_script and task.solution_script.name == "solve.sh"
+    assert [p.parent.name for p in task.wrong_solutions] == ["wrong"]
+    assert "feature/greeting" in task.instruction
+    assert task.explore and task.check and "status --short" in task.check
+
+
+def test_tb1_task_loads_into_the_same_model() -> None:
+    task = load_task(FIXTURES / "tb1-hello")
+    assert task.format == "terminal-bench-1" and task.id == "tb1-hello"
+    assert task.instruction.startswith("Create the file /app/hello.txt")
+    assert task.agent_timeout_s == 120.0 and task.verifier_timeout_s == 30.0
+    assert task.metadata == {
+        "author_email": "fixture@example.com",
+        "difficulty": "easy",
+        "category": "file-operations",
+        "tags": ["fixture"],
+        "parser_name": "pytest",
+    }
+    assert task.solution_script == task.path / "solution.sh"
+    assert task.run_tests_script == task.path / "run-tests.sh"
+    assert task.environment_dir is None and task.wrong_solutions == ()
+
+
+def test_bundled_suite_has_twenty_varied_harbor_tasks() -> None:
+    tasks = load_suite(bundled_suite_path("terminal"))
+    assert len(tasks) >= 20
+    assert len({t.metadata["category"] for t in tasks}) >= 8
+    for t in tasks:
+        assert t.format == "harbor" and t.solution_script and t.wrong_solutions, t.id
+        assert t.explore and t.check, t.id
+
+
+def _copy(tmp_path: Path, name: str) -> Path:
+    dest = tmp_path / name
+    shutil.copytree(bundled_suite_path() / name, dest)
+    return dest
+
+
+def test_bad_task_toml_names_file_and_line(tmp_path: Path) -> None:
+    root = _copy(tmp_path, "csv-to-json")
+    (root / "task.toml").write_text('version = "1.0"\n[verifier]\ntimeout_sec = = 3\n')
+    with pytest.raises(InputError) as e:
+        load_task(root)
+    assert str(root / "task.toml") in str(e.value) and "line 3" in str(e.value)
+
+
+def test_wrong_type_names_the_field(tmp_path: Path) -> None:
+    root = _copy(tmp_path, "csv-to-json")
+    (root / "task.toml").write_text('[agent]\ntimeout_sec = "soon"\n')
+    with pytest.raises(InputError, match=r"\[agent\]\.timeout_sec"):
+        load_task(root)
+
+
+def test_bad_task_yaml_names_line(tmp_path: Path) -> None:
+    root = tmp_path / "tb1"
+    shutil.copytree(FIXTURES / "tb1-hello", root)
+    (root / "task.yaml").write_text("instruction: [unclosed\nother: 1\n")
+    with pytest.raises(InputError, match="task.yaml: line"):
+        load_task(root)
+
+
+def test_missing_test_sh_and_empty_suite_are_input_errors(tmp_path: Path) -> None:
+    root = _copy(tmp_path, "csv-to-json")
+    (root / "tests" / "test.sh").unlink()
+    with pytest.raises(InputError, match="test.sh"):
+        load_task(root)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError, match="no task directories"):
+        load_suite(tmp_path / "empty")
+
+
+def test_reward_parsers() -> None:
+    assert parse_reward_text(" 1\n") == 1.0 and parse_reward_text("0.5") == 0.5
+    assert parse_reward_text("") is None and parse_reward_text("pass") is None
+    assert parse_reward_text("nan") is None
+    assert parse_reward_json('{"reward": 0.25}') == 0.25 and parse_reward_json("1") == 1.0
+    assert parse_reward_json('{"accuracy": 1}') == 1.0
+    assert parse_reward_json('{"a": 1, "b": 0}') is None and parse_reward_json("true") is None
+    assert parse_reward_json("{") is None
+
+
+def _eval_with_test_sh(tmp_path: Path, body: str, backend):
+    root = _copy(tmp_path, "csv-to-json")
+    (root / "tests" / "test.sh").write_text("#!/bin/bash\nmkdir -p /logs/verifier\n" + body)
+    task = load_task(root)
+    with backend.create(spec_for(task)) as sb:
+        prepare(task, sb)
+        return evaluate(task, sb)
+
+
+def test_reward_json_missing_and_garbage_rewards(tmp_path: Path) -> None:
+    backend = _bwrap()
+    ok = _eval_with_test_sh(
+        tmp_path / "a", "echo '{\"reward\": 0.5}' > /logs/verifier/reward.json\n", backend
+    )
+    assert (ok.status, ok.reward, ok.resolved) == ("ok", 0.5, False)
+    missing = _eval_with_test_sh(tmp_path / "b", "echo ran\n", backend)
+    assert missing.status == "evaluator_invalid" and missing.reward is None
+    assert "no reward file" in missing.output
+    garbage = _eval_with_test_sh(tmp_path / "c", "echo yes > /logs/verifier/reward.txt\n", backend)
+    assert garbage.status == "evaluator_invalid" and garbage.reward is None
+    slow = tmp_path / "d"
+    root = _copy(slow, "csv-to-json")
+    (root / "tests" / "test.sh").write_text("sleep 30\n")
+    (root / "task.toml").write_text("[verifier]\ntimeout_sec = 1.0\n")
+    task = load_task(root)
+    with backend.create(spec_for(task)) as sb:
+        assert evaluate(task, sb).status == "timeout"
+
+
+def test_agent_cannot_prewrite_its_reward(tmp_path: Path) -> None:
+    backend = _bwrap()
+    task = load_task(bundled_suite_path() / "csv-to-json")
+    with backend.create(spec_for(task)) as sb:
+        prepare(task, sb)
+        sb.exec(
+            "mkdir -p /logs/verifier && echo 1 > /logs/verifier/reward.txt && echo 'exit 0' > /tests/test.sh"
+        )
+        res = evaluate(task, sb)
+    assert (res.status, res.reward) == ("ok", 0.0)
+
+
+def test_tb1_task_evaluates_by_pytest_summary(tmp_path: Path) -> None:
+    backend = _bwrap()
+    task = load_task(FIXTURES / "tb1-hello")
+    with backend.create(spec_for(task)) as sb:
+        prepare(task, sb)
+        nop = evaluate(task, sb)
+        assert run_script(task, sb, task.solution_script).exit_code == 0
+        done = evaluate(task, sb)
+        sb.exec("echo 'Hello' > /app/hello.txt")
+        half = evaluate(task, sb)
+    assert (nop.status, nop.reward) == ("ok", 0.0)
+    assert (done.status, done.reward, done.resolved) == ("ok", 1.0, True)
+    assert half.reward == 0.0 and half.details["tests"] == {
+        "check_outputs.py::test_content": "FAILED",
+        "check_outputs.py::test_file_exists": "PASSED",
+    }
+
+
+def test_every_suite_file_is_package_data() -> None:
+    """A wheel ships only files matching pyproject's package-data globs, and no hidden files:
+    such files are written by the task's agentpost-setup.sh instead."""
+    import fnmatch
+    import tomllib
+
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    globs = tomllib.loads(pyproject.read_text())["tool"]["setuptools"]["package-data"]["agentpost"]
+    names = {g.split("/")[-1] for g in globs}
+    suite = bundled_suite_path()
+    bad = [
+        str(p.relative_to(suite))
+        for p in suite.rglob("*")
+        if p.is_file()
+        and (
+            any(part.startswith(".") or " " in part for part in p.relative_to(suite).parts)
+            or not any(fnmatch.fnmatch(p.name, n) for n in names)
+        )
+    ]
+    assert not bad
