@@ -19,6 +19,14 @@ from agentpost.errors import AgentpostError
 # Areas in the order `agentpost --help` lists them.
 AREAS = [
     "trajectories",
+    "sandbox",
+    "report",
+    "efficiency",
+    "tasks",
+    "run",
+    "replay",
+    "scvd",
+    "security",
 ]
 
 app = typer.Typer(

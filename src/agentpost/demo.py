@@ -1,0 +1,251 @@
+"""`agentpost demo`: every stage, offline, on the bundled suites, ending in one HTML report.
+
+Stages (each writes machine-readable JSON into the output directory, then the report is built):
+
+1. ``run/``: the scripted reference policies (careful, hasty, wasteful, wrong-then-repaired) over
+   the bundled terminal suite in bubblewrap sandboxes, graded by each task's evaluator
+   (``agent.run.run_groups``; resumable: finished rollouts are skipped).
+2. ``efficiency.json``: HERO analyses over those trajectories (``efficiency.analyze``).
+3. ``hero_groups.json`` + ``hero_advantages.json``: a preview of HERO advantages, one group per task.
+4. ``diagnose/``: SCVD diagnosis with the offline judge panel and candidate-state replay.
+5. ``security/``: the scripted security agents over the bundled security suite, graded, with
+   behaviour attribution.
+6. ``report.html``.
+
+Library calls, not subprocesses, to stay fast. A stage whose library is missing or fails is
+recorded in ``demo.json`` with the reason and the report says 'not run'; the demo still finishes.
+Cheap stages are recomputed only when their input file changed (content hash in ``demo.json``).
+
+Layer: io.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+import traceback
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from agentpost import __version__
+
+Progress = Callable[[str], None]
+POLICY_ORDER = ("careful", "hasty", "wasteful", "wrong-then-repaired")
+
+
+def _write_json(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY))
+    tmp.replace(path)
+
+
+def _digest(*paths: Path) -> str:
+    h = hashlib.sha256()
+    for p in paths:
+        h.update(p.read_bytes() if p.exists() else b"-")
+    return h.hexdigest()[:16]
+
+
+def _policy(name: str, task: Any) -> Any:
+    from agentpost.agent.policies import policy_model
+
+    return policy_model(name, task)
+
+
+def _reporter(progress: Progress, total: int) -> Callable[[Any, Any], None]:
+    """A ``run_groups`` callback printing one line per finished rollout."""
+    done = [0]
+
+    def on_done(r: Any, traj: Any) -> None:
+        done[0] += 1
+        if traj is None:
+            status = "failed (infra)"
+        else:
+            status = "resolved" if traj.outcome.resolved else "not resolved"
+        progress(f"run {done[0]}/{total}: {r.id} {status}")
+
+    return on_done
+
+
+def stage_run(out: Path, attempts: int, limit: int | None, progress: Progress) -> Path:
+    """Reference policies over the bundled terminal suite; returns the trajectories file."""
+    from agentpost.agent.loop import LoopConfig
+    from agentpost.agent.policies import POLICIES
+    from agentpost.agent.run import (
+        TRAJECTORIES,
+        Agent,
+        Rollout,
+        finished_ids,
+        run_groups,
+        write_summary,
+    )
+    from agentpost.sandbox.registry import get_backend
+    from agentpost.tasks.loader import bundled_suite_path, load_suite
+
+    tasks = load_suite(bundled_suite_path("terminal"))[:limit]
+    names = [n for n in POLICY_ORDER if n in POLICIES] + sorted(set(POLICIES) - set(POLICY_ORDER))
+    agents = [Agent(f"scripted/{n}", partial(_policy, n)) for n in names]
+    finished = finished_ids(out / "run" / TRAJECTORIES)
+    todo = [Rollout(t, a, i).id for t in tasks for a in agents for i in range(attempts)]
+    before = sum(r in finished for r in todo)
+    total = len(todo) - before
+    progress(
+        f"run: {len(agents)} policies x {len(tasks)} tasks x {attempts} attempt(s) in "
+        f"bubblewrap sandboxes ({before} already finished)"
+    )
+
+    on_done = _reporter(progress, total)
+    res = run_groups(
+        tasks,
+        agents,
+        attempts=attempts,
+        out_dir=out / "run",
+        backend=get_backend("bwrap"),
+        loop=LoopConfig(),
+        concurrency=2,
+        run_id="demo",
+        on_done=on_done,
+    )
+    args = {
+        "policies": names,
+        "tasks": "bundled:terminal",
+        "attempts": attempts,
+        "limit": limit,
+        "concurrency": 2,
+    }
+    write_summary(out / "run", args, res, {})
+    if res.errors:  # recorded in run.json; a rerun retries them
+        raise PartialStage(
+            f"{len(res.errors)} rollouts failed: {res.errors[0]['error']}",
+            out / "run" / TRAJECTORIES,
+        )
+    return out / "run" / TRAJECTORIES
+
+
+def stage_efficiency(out: Path, trajs_path: Path, state: dict, progress: Progress) -> dict:
+    from agentpost.efficiency.analyze import analyze
+    from agentpost.trajectory.io import read_jsonl
+
+    dest = out / "efficiency.json"
+    digest = _digest(trajs_path)
+    if dest.exists() and state.get("efficiency") == digest:
+        progress("efficiency: up to date")
+        return orjson.loads(dest.read_bytes())
+    doc = analyze(read_jsonl(trajs_path), inputs=[str(trajs_path.relative_to(out))])
+    _write_json(dest, doc)
+    state["efficiency"] = digest
+    progress(f"efficiency: {len(doc['trajectories'])} trajectories, {len(doc['models'])} models")
+    return doc
+
+
+def stage_hero(out: Path, trajs_path: Path, eff: dict, progress: Progress) -> None:
+    from agentpost.demo_hero import groups_from, preview
+    from agentpost.trajectory.io import read_jsonl
+
+    groups, has_entropy = groups_from(read_jsonl(trajs_path), eff["trajectories"])
+    _write_json(out / "hero_groups.json", {"format": "agentpost.hero-groups/1", **groups})
+    doc = preview(groups, has_entropy)
+    _write_json(out / "hero_advantages.json", doc)
+    n_groups = len({r["group"] for r in doc["rollouts"]})
+    progress(
+        f"hero: advantages for {len(doc['rollouts'])} rollouts in {n_groups} groups"
+        + ("" if has_entropy else " (no logprobs: fine term off)")
+    )
+
+
+class PartialStage(Exception):
+    """A stage finished with some items failed; ``value`` is still usable downstream."""
+
+    def __init__(self, message: str, value: Any):
+        super().__init__(message)
+        self.value = value
+
+
+def _guard(name: str, fn: Callable[[], Any], log: dict, progress: Progress) -> Any:
+    """Run one stage; a failure is recorded (never hidden) and the demo goes on."""
+    t0 = time.monotonic()
+    try:
+        value = fn()
+    except PartialStage as e:
+        log[name] = {
+            "status": "partial",
+            "error": str(e),
+            "seconds": round(time.monotonic() - t0, 2),
+        }
+        progress(f"{name}: PARTIAL: {e}")
+        return e.value
+    except ImportError as e:
+        log[name] = {"status": "not available", "error": str(e)}
+        progress(f"{name}: not available in this build ({e})")
+        return None
+    except Exception as e:  # recorded in demo.json and shown in the report
+        log[name] = {
+            "status": "failed",
+            "error": f"{type(e).__name__}: {e}",
+            "traceback": traceback.format_exc(limit=6),
+        }
+        progress(f"{name}: FAILED: {type(e).__name__}: {e}")
+        return None
+    log[name] = {"status": "ok", "seconds": round(time.monotonic() - t0, 2)}
+    return value
+
+
+def run_demo(
+    out: str | Path, *, attempts: int = 1, limit: int | None = None, progress: Progress = print
+) -> Path:
+    """Run every stage into ``out``; returns the path of ``report.html``. ``limit`` keeps only
+    the first N tasks of each bundled suite (a quick look; tests use it)."""
+    from agentpost.report.build import render_run_dir
+
+    out = Path(out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    meta_path = out / "demo.json"
+    meta = orjson.loads(meta_path.read_bytes()) if meta_path.exists() else {}
+    state, log = meta.get("state", {}), {}
+    t0 = time.monotonic()
+    trajs = _guard("run", lambda: stage_run(out, attempts, limit, progress), log, progress)
+    if trajs is not None:
+        eff = _guard(
+            "efficiency", lambda: stage_efficiency(out, trajs, state, progress), log, progress
+        )
+        if eff is not None:
+            _guard("hero", lambda: stage_hero(out, trajs, eff, progress), log, progress)
+        _guard("diagnose", lambda: stage_diagnose(out, trajs, limit, progress), log, progress)
+    _guard("security", lambda: stage_security(out, limit, progress), log, progress)
+    meta = {
+        "format": "agentpost.demo/1",
+        "producer": {
+            "name": "agentpost demo",
+            "version": __version__,
+            "args": {"out": str(out), "attempts": attempts, "limit": limit},
+        },
+        "stages": log,
+        "state": state,
+        "seconds": round(time.monotonic() - t0, 2),
+    }
+    _write_json(meta_path, meta)
+    progress("report: rendering")
+    return render_run_dir(out)
+
+
+def failed_stages(out: Path) -> list[str]:
+    """Stages of the last demo run in ``out`` that did not end ``ok``."""
+    meta = orjson.loads((Path(out) / "demo.json").read_bytes())
+    return [k for k, v in meta.get("stages", {}).items() if v.get("status") != "ok"]
+
+
+def stage_diagnose(out: Path, trajs_path: Path, limit: int | None, progress: Progress) -> None:
+    from agentpost.demo_stages import diagnose
+
+    diagnose(out, trajs_path, limit, progress)
+
+
+def stage_security(out: Path, limit: int | None, progress: Progress) -> None:
+    from agentpost.demo_stages import security
+
+    security(out, limit, progress)

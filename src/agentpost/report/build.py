@@ -1,0 +1,230 @@
+"""Build the report for any run directory: find the JSON each stage wrote, render what applies.
+
+Files are recognised by their ``format`` field first and by their shape second, never by name,
+so ``agentpost report`` works on a ``diagnose`` directory, a ``run`` directory, a saved
+``efficiency --json`` output or a whole ``demo`` directory alike. Sections whose inputs are
+absent say 'not run' instead of failing.
+
+Layer: io.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from html import escape
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from agentpost import __version__ as VERSION
+from agentpost.errors import InputError
+from agentpost.report import efficiency, glance, runs, security, tokens, verification
+from agentpost.report.html import Section, cell, page, producer_line, table
+from agentpost.trajectory.io import read_jsonl
+
+MAX_BYTES = 200 * 1024 * 1024
+SKIP_DIRS = {"sandboxes", "snapshots", "work", "__pycache__", ".git"}
+# kind → (what the overview calls it, whether only the first file of the kind is rendered)
+KINDS: dict[str, tuple[str, bool]] = {
+    "trajectories": ("canonical trajectories", False),
+    "run_summary": ("run summary (agentpost run)", False),
+    "efficiency": ("HERO efficiency analyses", True),
+    "advantages": ("HERO advantages", True),
+    "hero_groups": ("HERO advantage input groups", False),
+    "scvd_metrics": ("SCVD metrics", True),
+    "scvd_records": ("SCVD per-trajectory records", True),
+    "judge_answers": ("SCVD raw judge answers", False),
+    "security_summary": ("security FuncPass/SecPass summary", True),
+    "security_attribute": ("security behaviour attribution", True),
+    "security_check": ("security suite check", True),
+    "security_grade": ("security grade of one candidate", False),
+    "security_lines": ("security grades, annotations or labels", False),
+    "demo": ("demo stages", False),
+}
+
+
+@dataclass
+class Found:
+    """What a run directory holds: per kind, ``(relative path, data)`` in path order."""
+
+    files: dict[str, list[tuple[str, Any]]] = field(default_factory=lambda: {k: [] for k in KINDS})
+    unrecognised: list[str] = field(default_factory=list)
+
+
+def classify_json(d: Any) -> str | None:
+    """The kind of a JSON document, from its ``format`` field or, failing that, its keys."""
+    if not isinstance(d, dict):
+        return None
+    fmt = str(d.get("format", ""))
+    by_format = [
+        ("agentpost.demo/", "demo"),
+        ("hero-groups", "hero_groups"),
+        ("scvd.metrics", "scvd_metrics"),
+        ("efficiency", "efficiency"),
+        ("advantage", "advantages"),
+        ("security.check", "security_check"),
+        ("security.demo-summary", "security_summary"),
+        ("security.grade", "security_grade"),
+        ("security.attribut", "security_attribute"),
+        ("agentpost.run/", "run_summary"),
+    ]
+    for needle, kind in by_format:
+        if needle in fmt:
+            return kind
+    if "per_model" in d and "macro" in d:
+        return "scvd_metrics"
+    rollouts = d.get("rollouts")
+    if isinstance(rollouts, list) and rollouts and "turn_advantages" in rollouts[0]:
+        return "advantages"
+    tasks = d.get("tasks")
+    if (
+        isinstance(tasks, list)
+        and tasks
+        and isinstance(tasks[0], dict)
+        and "vulnerable" in tasks[0]
+    ):
+        return "security_check"
+    if "phi" in d and "agents" in d:
+        return "security_attribute"
+    if "per_cwe" in d and "metrics" in d:
+        return "security_summary"
+    if "func" in d and "sec" in d and "status" in d:
+        return "security_grade"
+    rows = d.get("trajectories")
+    if isinstance(rows, list) and any(k in d for k in ("per_model", "models", "by_model")):
+        return "efficiency"
+    return None
+
+
+def _first_line(path: Path) -> Any:
+    with open(path, "rb") as f:
+        for line in f:
+            if line.strip():
+                try:
+                    return orjson.loads(line)
+                except orjson.JSONDecodeError:
+                    return None
+    return None
+
+
+def _load_jsonl(path: Path, rel: str, found: Found) -> None:
+    first = _first_line(path)
+    if not isinstance(first, dict):
+        found.unrecognised.append(rel)
+    elif str(first.get("format", "")).startswith("agentpost.trajectory/"):
+        found.files["trajectories"].append((rel, read_jsonl(path)))
+    elif {"judge", "case_id", "raw"} <= set(first):
+        found.files["judge_answers"].append((rel, None))
+    elif {"planning", "coding", "testing"} <= set(first) or {"func", "sec", "status"} <= set(first):
+        found.files["security_lines"].append((rel, None))
+    elif "scvd.record" in str(first.get("format", "")) or "y_c" in first:
+        recs = [orjson.loads(x) for x in path.read_bytes().splitlines() if x.strip()]
+        found.files["scvd_records"].append((rel, recs))
+    else:
+        found.unrecognised.append(rel)
+
+
+def scan(run_dir: Path) -> Found:
+    """Every JSON/JSONL file under ``run_dir`` (depth ≤ 3), classified."""
+    if not run_dir.is_dir():
+        raise InputError(run_dir, None, "not a directory")
+    found = Found()
+    paths = sorted(
+        p
+        for pattern in ("*.json", "*/*.json", "*/*/*.json", "*.jsonl", "*/*.jsonl", "*/*/*.jsonl")
+        for p in run_dir.glob(pattern)
+    )
+    for p in paths:
+        rel = str(p.relative_to(run_dir))
+        if SKIP_DIRS.intersection(p.relative_to(run_dir).parts) or p.stat().st_size > MAX_BYTES:
+            continue
+        try:
+            if p.suffix == ".jsonl":
+                _load_jsonl(p, rel, found)
+                continue
+            data = orjson.loads(p.read_bytes())
+        except (orjson.JSONDecodeError, InputError, UnicodeDecodeError):
+            found.unrecognised.append(rel)
+            continue
+        kind = classify_json(data)
+        (found.files[kind].append((rel, data)) if kind else found.unrecognised.append(rel))
+    return found
+
+
+def _one(found: Found, kind: str) -> tuple[str, Any] | None:
+    return found.files[kind][0] if found.files[kind] else None
+
+
+def _dedup(files: list[tuple[str, list]]) -> list[tuple[str, list]]:
+    seen: set[str] = set()
+    out = []
+    for src, trajs in files:
+        fresh = [t for t in trajs if t.id not in seen]
+        seen.update(t.id for t in fresh)
+        if fresh:
+            out.append((src, fresh))
+    return out
+
+
+def _overview(run_dir: Path, found: Found, sections: list[Section]) -> Section:
+    rows = [
+        [rel, label if i == 0 or not single else f"{label} (not shown: the first is used)"]
+        for kind, (label, single) in KINDS.items()
+        for i, (rel, _) in enumerate(found.files[kind])
+    ]
+    rows += [[rel, "not recognised (ignored)"] for rel in found.unrecognised]
+    rendered = ", ".join(s.title for s in sections if s.present) or "none"
+    skipped = ", ".join(s.title for s in sections if not s.present) or "none"
+    body = (
+        f"<p>Run directory: <code>{escape(str(run_dir))}</code></p>"
+        f"<p>Sections with data: {escape(rendered)}. "
+        f"Sections without data: {escape(skipped)}.</p>"
+        + table(["file", "recognised as"], rows, left=2)
+    )
+    for rel, demo in found.files["demo"]:
+        stages = demo.get("stages") or {}
+        body += f"<h3>Demo stages ({escape(rel)}, {cell(demo.get('seconds'))} s)</h3>"
+        body += table(
+            ["stage", "status", "seconds", "error"],
+            [[k, v.get("status"), v.get("seconds"), v.get("error")] for k, v in stages.items()],
+        )
+    prov = [
+        producer_line(rel, d.get("producer"), d.get("format")) for rel, d in found.files["demo"]
+    ]
+    return Section("overview", "What this run directory holds", body, provenance=prov)
+
+
+def build_sections(run_dir: Path, found: Found) -> list[Section]:
+    sections = [
+        runs.render(found.files["run_summary"]),
+        tokens.render(_dedup(found.files["trajectories"])),
+        efficiency.render(_one(found, "efficiency"), _one(found, "advantages")),
+        verification.render(_one(found, "scvd_metrics"), _one(found, "scvd_records")),
+        security.render(
+            _one(found, "security_check"),
+            _one(found, "security_summary"),
+            _one(found, "security_attribute"),
+            found.files["security_grade"],
+        ),
+    ]
+    glance_section = glance.render(
+        _one(found, "efficiency"), _one(found, "scvd_metrics"), _one(found, "security_summary")
+    )
+    head = ([glance_section] if glance_section else []) + [_overview(run_dir, found, sections)]
+    return [*head, *sections]
+
+
+def render_run_dir(run_dir: str | Path, out: str | Path | None = None) -> Path:
+    """Write ``report.html`` (or ``out``) for ``run_dir``; returns the path written."""
+    run_dir = Path(run_dir).resolve()
+    out = Path(out) if out else run_dir / "report.html"
+    found = scan(run_dir)
+    sections = build_sections(run_dir, found)
+    producer = {"name": "agentpost.report", "version": VERSION, "args": {"run_dir": str(run_dir)}}
+    html = page("agentpost report", f"{run_dir.name} · agentpost {VERSION}", sections, producer)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(html, encoding="utf-8")
+    tmp.replace(out)
+    return out

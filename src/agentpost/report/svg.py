@@ -1,0 +1,242 @@
+"""Hand-written SVG charts for the HTML report: bars, lines, intervals and a count matrix.
+
+Every chart is a self-contained ``<svg class="plot">`` string (no scripts, no external fonts or
+images), so the report opens offline and renders identically in any browser. We write SVG by
+hand rather than through matplotlib: the charts are simple, the output is small and
+deterministic (stable diffs, stable tests), and the package avoids a 30 MB dependency.
+
+Layer: pure.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from html import escape
+
+# Okabe-Ito: distinguishable under the common colour-vision deficiencies.
+PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
+_FONT = 'font-family="sans-serif" font-size="11"'
+MARGINS = {"l": 62, "r": 14, "t": 30, "b": 46}  # plot margins in px
+ROT_EXTRA = 96  # room under the axis for rotated category labels (22 characters at -40°)
+
+
+def color(i: int) -> str:
+    return PALETTE[i % len(PALETTE)]
+
+
+def fmt_num(v: float | None, digits: int = 3) -> str:
+    """A short human number: 1.2M, 34.5k, 0.123; ``None`` → 'NA'."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "NA"
+    a = abs(v)
+    if a >= 1e6:
+        return f"{v / 1e6:.{max(digits - 2, 1)}f}M"
+    if a >= 1e4:
+        return f"{v / 1e3:.1f}k"
+    if float(v).is_integer():
+        return str(int(v))
+    return f"{v:.{digits}g}"
+
+
+def nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
+    """About ``n`` round tick values covering ``[lo, hi]``."""
+    if hi <= lo:
+        hi = lo + 1.0
+    raw = (hi - lo) / max(n, 1)
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
+    start = math.floor(lo / step) * step
+    ticks, t = [start], start
+    while t < hi - step * 1e-9:  # the last tick is at or above hi, so nothing is drawn off-axis
+        t += step
+        ticks.append(round(t, 12))
+    return ticks
+
+
+def open_svg(width: int, height: int, title: str) -> list[str]:
+    return [
+        f'<svg class="plot" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}" {_FONT}>',
+        f"<title>{escape(title)}</title>",
+        f'<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>',
+        f'<text x="{width / 2:.1f}" y="16" text-anchor="middle" font-size="13" '
+        f'font-weight="bold">{escape(title)}</text>',
+    ]
+
+
+def _y_axis(parts: list[str], ticks: list[float], y_of, x0: float, x1: float, label: str) -> None:
+    for t in ticks:
+        y = y_of(t)
+        parts.append(f'<line x1="{x0}" x2="{x1}" y1="{y:.1f}" y2="{y:.1f}" stroke="#e4e4e4"/>')
+        parts.append(f'<text x="{x0 - 4}" y="{y + 4:.1f}" text-anchor="end">{fmt_num(t)}</text>')
+    if label:
+        parts.append(
+            f'<text transform="translate(12,{(y_of(ticks[0]) + y_of(ticks[-1])) / 2:.1f}) '
+            f'rotate(-90)" text-anchor="middle">{escape(label)}</text>'
+        )
+
+
+def _legend_per_row(names: Sequence[str], width: int) -> int:
+    """How many legend entries fit on one row (at most 4; ~6 px per character)."""
+    longest = max((len(str(n)) for n in names), default=1)
+    return max(1, min(4, int((width - MARGINS["l"] - MARGINS["r"]) // (6 * min(longest, 40) + 24))))
+
+
+def _legend_rows(names: Sequence[str], width: int) -> int:
+    return math.ceil(len(names) / _legend_per_row(names, width))
+
+
+def _legend(parts: list[str], names: Sequence[str], x: float, y: float, width: int) -> None:
+    per_row = _legend_per_row(names, width)
+    col_w = (width - x - MARGINS["r"]) / per_row
+    chars = max(8, int((col_w - 16) / 6))
+    for i, name in enumerate(names):
+        xi = x + col_w * (i % per_row)
+        yi = y + 14 * (i // per_row)
+        parts.append(f'<rect x="{xi:.1f}" y="{yi - 9}" width="10" height="10" fill="{color(i)}"/>')
+        parts.append(f'<text x="{xi + 14:.1f}" y="{yi}">{escape(str(name)[:chars])}</text>')
+
+
+def _cat_label(
+    parts: list[str], cat: str, x: float, y1: float, rotate: bool, slot: float = 96.0
+) -> None:
+    """A category label under its bars; rotated when there are many categories."""
+    if rotate:
+        lab = escape(cat[:22])
+        parts.append(
+            f'<text transform="translate({x:.1f},{y1 + 10}) rotate(-40)" '
+            f'text-anchor="end">{lab}</text>'
+        )
+    else:
+        parts.append(
+            f'<text x="{x:.1f}" y="{y1 + 14}" text-anchor="middle">{escape(cat[: max(6, int(slot / 6.2))])}</text>'
+        )
+
+
+def _value_range(cols: list[list[float]], n: int, stacked: bool) -> tuple[float, float]:
+    """(low, top) the axis must cover: bar tops, or stack sums when stacked; always spans 0."""
+    values = (
+        [sum(c[i] for c in cols) for i in range(n)] if stacked else [v for c in cols for v in c]
+    )
+    return min([0.0, *values]), max([0.0, *values])
+
+
+def _bars(
+    parts: list[str],
+    categories: Sequence[str],
+    series: dict[str, Sequence[float | None]],
+    stacked: bool,
+    x0: float,
+    slot: float,
+    y_of,
+) -> None:
+    names = list(series)
+    bw = slot * 0.8 / (1 if stacked else max(len(names), 1))
+    for i, cat in enumerate(categories):
+        base = 0.0
+        for j, n in enumerate(names):
+            v = series[n][i]
+            if v is None:
+                continue
+            lo = base if stacked else 0.0
+            bx = x0 + slot * i + slot * 0.1 + (0 if stacked else j * bw)
+            yt, yb = sorted((y_of(lo + v), y_of(lo)))
+            parts.append(
+                f'<rect x="{bx:.1f}" y="{yt:.1f}" width="{max(bw - 1, 1):.1f}" '
+                f'height="{max(yb - yt, 0.5):.1f}" fill="{color(j)}"><title>{escape(str(cat))} · '
+                f"{escape(n)}: {fmt_num(v)}</title></rect>"
+            )
+            base += v if stacked else 0.0
+
+
+def bar_chart(
+    categories: Sequence[str],
+    series: dict[str, Sequence[float | None]],
+    *,
+    title: str,
+    ylabel: str = "",
+    stacked: bool = False,
+    width: int = 640,
+    height: int = 300,
+) -> str:
+    """Grouped (or stacked) bars. ``series[name][i]`` is the value for ``categories[i]``;
+    ``None`` draws no bar. Shapes: ``len(series[name]) == len(categories)``."""
+    names = list(series)
+    rotate = len(categories) > 8
+    extra = ROT_EXTRA if rotate else 0
+    height += extra  # the plot area keeps its size
+    legend_rows = _legend_rows(names, width) if len(names) > 1 else 0
+    x0, x1 = MARGINS["l"] + (40 if rotate else 0), width - MARGINS["r"]
+    y0, y1 = MARGINS["t"], height - MARGINS["b"] - 14 * legend_rows - extra
+    cols = [[(v or 0.0) for v in series[n]] for n in names]
+    low, top = _value_range(cols, len(categories), stacked)
+    ticks = nice_ticks(low, top if top > 0 or low < 0 else 1.0)
+    span = ticks[-1] - ticks[0] or 1.0
+
+    def y_of(v: float) -> float:
+        return y1 - (v - ticks[0]) / span * (y1 - y0)
+
+    parts = open_svg(width, height, title)
+    _y_axis(parts, ticks, y_of, x0, x1, ylabel)
+    slot = (x1 - x0) / max(len(categories), 1)
+    _bars(parts, categories, series, stacked, x0, slot, y_of)
+    every = max(1, math.ceil(len(categories) / 48))  # label every k-th bar when crowded
+    for i, cat in enumerate(categories):
+        if i % every == 0:
+            _cat_label(parts, str(cat), x0 + slot * (i + 0.5), y1, rotate, slot * every)
+    parts.append(f'<line x1="{x0}" x2="{x1}" y1="{y_of(0):.1f}" y2="{y_of(0):.1f}" stroke="#333"/>')
+    if len(names) > 1:
+        _legend(parts, names, x0, y1 + 32 + extra, width)
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def line_chart(
+    series: dict[str, Sequence[tuple[float, float]]],
+    *,
+    title: str,
+    xlabel: str = "",
+    ylabel: str = "",
+    width: int = 640,
+    height: int = 300,
+    legend: bool = True,
+) -> str:
+    """Lines with point markers; ``series[name]`` is a list of ``(x, y)`` points."""
+    names = list(series)
+    show_legend = legend and 1 < len(names) <= 16
+    bottom = MARGINS["b"] + (14 * _legend_rows(names, width) if show_legend else 0)
+    x0, x1, y0, y1 = MARGINS["l"], width - MARGINS["r"], MARGINS["t"], height - bottom
+    pts = [p for n in names for p in series[n]]
+    xs, ys = [p[0] for p in pts] or [0.0], [p[1] for p in pts] or [0.0]
+    xt = nice_ticks(min(xs), max(xs) if max(xs) > min(xs) else min(xs) + 1)
+    yt = nice_ticks(min(0.0, min(ys)), max(ys) if max(ys) > 0 else 1.0)
+
+    def x_of(v: float) -> float:
+        return x0 + (v - xt[0]) / ((xt[-1] - xt[0]) or 1.0) * (x1 - x0)
+
+    def y_of(v: float) -> float:
+        return y1 - (v - yt[0]) / ((yt[-1] - yt[0]) or 1.0) * (y1 - y0)
+
+    parts = open_svg(width, height, title)
+    _y_axis(parts, yt, y_of, x0, x1, ylabel)
+    for t in xt:
+        parts.append(
+            f'<text x="{x_of(t):.1f}" y="{y1 + 14}" text-anchor="middle">{fmt_num(t)}</text>'
+        )
+    parts.append(
+        f'<text x="{(x0 + x1) / 2:.1f}" y="{y1 + 30}" text-anchor="middle">{escape(xlabel)}</text>'
+    )
+    for j, n in enumerate(names):
+        path = " ".join(f"{x_of(x):.1f},{y_of(y):.1f}" for x, y in series[n])
+        parts.append(
+            f'<polyline points="{path}" fill="none" stroke="{color(j)}" stroke-width="1.5">'
+            f"<title>{escape(n)}</title></polyline>"
+        )
+        for x, y in series[n]:
+            parts.append(f'<circle cx="{x_of(x):.1f}" cy="{y_of(y):.1f}" r="2" fill="{color(j)}"/>')
+    parts.append(f'<line x1="{x0}" x2="{x1}" y1="{y1}" y2="{y1}" stroke="#333"/>')
+    if show_legend:
+        _legend(parts, names, x0, y1 + 46, width)
+    parts.append("</svg>")
+    return "".join(parts)

@@ -1,0 +1,171 @@
+"""Report section: where the tokens go, per trajectory and per turn, from canonical trajectories.
+
+Token use is read straight from each turn's recorded usage (input includes cached prompt tokens,
+as in HERO b.2); nothing is estimated here. A trajectory whose source has no usage shows 'NA'.
+
+Layer: pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from agentpost.report.html import Section, details, not_run, note, producer_line, table
+from agentpost.report.svg import bar_chart, line_chart
+from agentpost.trajectory.model import Trajectory
+
+TITLE = "Token use per trajectory and per turn"
+MAX_LINES = 16  # per-turn chart: more lines than this are unreadable
+MAX_BARS = 150  # per-trajectory chart: the table below lists every trajectory
+
+
+def _label(t: Trajectory) -> str:
+    who = (t.model or t.agent or "?").split("/")[-1]
+    return f"{t.task_id or t.id}/{who}"
+
+
+def per_turn_tokens(t: Trajectory) -> list[tuple[int, int | None, int | None, int | None]]:
+    """Per turn ``(index, input_tokens, cached_tokens, output_tokens)``; None where unrecorded."""
+    out = []
+    for turn in t.turns:
+        u = turn.usage
+        out.append((turn.index, u and u.input_tokens, u and u.cached_tokens, u and u.output_tokens))
+    return out
+
+
+def _rows(trajs: Sequence[Trajectory]) -> list[list[Any]]:
+    rows = []
+    for t in trajs:
+        tot = t.totals
+        total = None
+        if tot.input_tokens is not None or tot.output_tokens is not None:
+            total = (tot.input_tokens or 0) + (tot.output_tokens or 0)
+        rows.append(
+            [
+                t.id,
+                t.task_id,
+                t.agent or t.model,
+                tot.turns,
+                tot.tool_calls,
+                tot.input_tokens,
+                tot.cached_tokens,
+                tot.output_tokens,
+                total,
+                t.outcome.resolved,
+                tot.usage_source,
+            ]
+        )
+    return rows
+
+
+def _per_trajectory_chart(trajs: Sequence[Trajectory]) -> str:
+    cats = [_label(t) for t in trajs]
+    uncached, cached, out = [], [], []
+    for t in trajs:
+        inp, c = t.totals.input_tokens, t.totals.cached_tokens
+        uncached.append(None if inp is None else inp - (c or 0))
+        cached.append(c)
+        out.append(t.totals.output_tokens)
+    return bar_chart(
+        cats,
+        {"input, not cached": uncached, "input, cached": cached, "output": out},
+        title="Tokens per trajectory",
+        ylabel="tokens",
+        stacked=True,
+        width=900,
+    )
+
+
+def _per_turn_chart(trajs: Sequence[Trajectory]) -> str:
+    series = {}
+    for t in list(trajs)[:MAX_LINES]:
+        pts = [
+            (i, float((a or 0) + (o or 0)))
+            for i, a, _, o in per_turn_tokens(t)
+            if a is not None or o is not None
+        ]
+        if pts:
+            series[_label(t)] = pts
+    return line_chart(
+        series,
+        title="Tokens per turn (input + output of each model call)",
+        xlabel="turn index",
+        ylabel="tokens",
+        width=900,
+        height=340,
+    )
+
+
+HEADER = (
+    "trajectory",
+    "task",
+    "model",
+    "turns",
+    "tool calls",
+    "input",
+    "cached",
+    "output",
+    "total",
+    "resolved",
+    "usage source",
+)
+
+
+def _charts(files: Sequence[tuple[str, Sequence[Trajectory]]], with_usage: list[Trajectory]) -> str:
+    parts = []
+    if with_usage:
+        parts.append(
+            f'<div class="plots">{_per_trajectory_chart(with_usage[:MAX_BARS])}'
+            f"{_per_turn_chart(with_usage)}</div>"
+        )
+    if len(with_usage) > MAX_BARS:
+        parts.append(
+            note(
+                f"The per-trajectory chart shows the first {MAX_BARS} of "
+                f"{len(with_usage)} trajectories; the table lists all."
+            )
+        )
+    if len(with_usage) > MAX_LINES:
+        parts.append(
+            note(
+                f"The per-turn chart shows the first {MAX_LINES} of "
+                f"{len(with_usage)} trajectories with token usage."
+            )
+        )
+    for src, ts in files:
+        if all(t.totals.input_tokens is None for t in ts):
+            parts.append(
+                note(
+                    f"{src}: these {len(ts)} trajectories carry no token usage (their "
+                    "source recorded none), so they are not in the charts."
+                )
+            )
+    return "".join(parts)
+
+
+def _provenance(files: Sequence[tuple[str, Sequence[Trajectory]]]) -> list[str]:
+    """One line per distinct producer block in each file (at most 8 per file)."""
+    prov = []
+    for src, ts in files:
+        seen: dict[str, dict] = {}
+        for t in ts:
+            p = t.producer.model_dump()
+            seen.setdefault(repr(sorted(p.items(), key=str)), p)
+        prov += [
+            producer_line(f"{src} ({len(ts)} trajectories)", p, ts[0].format)
+            for p in list(seen.values())[:8]
+        ]
+    return prov
+
+
+def render(files: Sequence[tuple[str, Sequence[Trajectory]]]) -> Section:
+    """``files``: (source name, its trajectories) for each canonical JSONL file found."""
+    trajs = [t for _, ts in files for t in ts]
+    if not trajs:
+        return not_run("tokens", TITLE, "no canonical trajectories (*.jsonl) in the run directory")
+    with_usage = [t for t in trajs if t.totals.input_tokens is not None]
+    body = _charts(files, with_usage) + details(
+        f"Per trajectory ({len(trajs)} trajectories)", table(HEADER, _rows(trajs), left=3)
+    )
+    return Section("tokens", TITLE, body, provenance=_provenance(files))

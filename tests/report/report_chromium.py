@@ -1,0 +1,169 @@
+"""Drive headless Chromium over the DevTools protocol (``--remote-debugging-pipe``) to load a
+report offline, collect console errors and network requests, locate every plot and take a
+full-page screenshot. Used by the report tests; no third-party client is needed.
+
+Layer: io (test helper).
+"""
+
+from __future__ import annotations
+
+import base64
+import fcntl
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-extensions",
+    "--hide-scrollbars",
+    "--remote-debugging-pipe",
+]
+PLOTS_JS = """JSON.stringify([...document.querySelectorAll('svg.plot')].map(s => {
+  const b = s.getBoundingClientRect();
+  return [b.left + window.scrollX, b.top + window.scrollY, b.width, b.height,
+          s.querySelectorAll('rect,line,circle,polyline,text').length];
+}))"""
+
+
+def chromium_path() -> str | None:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        p = shutil.which(name)
+        if p:
+            return p
+    return None
+
+
+@dataclass
+class PageResult:
+    console_errors: list[str] = field(default_factory=list)
+    requests: list[str] = field(default_factory=list)
+    plots: list[list[float]] = field(default_factory=list)
+    screenshot_png: bytes = b""
+
+
+class _Pipe:
+    def __init__(self, binary: str, user_dir: str):
+        to_chrome_r, self._w = os.pipe()
+        self._r, from_chrome_w = os.pipe()
+        # Chromium reads commands on fd 3 and writes replies on fd 4: park our ends above them.
+        hi_r = fcntl.fcntl(to_chrome_r, fcntl.F_DUPFD, 100)
+        hi_w = fcntl.fcntl(from_chrome_w, fcntl.F_DUPFD, 100)
+        os.close(to_chrome_r)
+        os.close(from_chrome_w)
+
+        def child() -> None:
+            os.dup2(hi_r, 3)
+            os.dup2(hi_w, 4)
+
+        self.proc = subprocess.Popen(
+            [binary, *FLAGS, f"--user-data-dir={user_dir}", "about:blank"],
+            preexec_fn=child,
+            close_fds=False,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        os.close(hi_r)
+        os.close(hi_w)
+        self._buf = b""
+        self._id = 0
+        self.events: list[dict] = []
+
+    def call(
+        self,
+        method: str,
+        params: dict | None = None,
+        session: str | None = None,
+        timeout: float = 30.0,
+    ) -> dict:
+        self._id += 1
+        msg = {"id": self._id, "method": method, "params": params or {}}
+        if session:
+            msg["sessionId"] = session
+        os.write(self._w, json.dumps(msg).encode() + b"\0")
+        deadline = time.monotonic() + timeout
+        while True:
+            while b"\0" not in self._buf:
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"chromium did not answer {method}")
+                chunk = os.read(self._r, 1 << 20)
+                if not chunk:
+                    raise RuntimeError(f"chromium closed the pipe during {method}")
+                self._buf += chunk
+            raw, self._buf = self._buf.split(b"\0", 1)
+            d = json.loads(raw)
+            if d.get("id") == self._id:
+                if "error" in d:
+                    raise RuntimeError(f"{method}: {d['error']}")
+                return d.get("result", {})
+            self.events.append(d)
+
+    def close(self) -> None:
+        try:
+            os.write(self._w, json.dumps({"id": 0, "method": "Browser.close"}).encode() + b"\0")
+            self.proc.wait(timeout=10)
+        except Exception:
+            self.proc.kill()
+            self.proc.wait()
+        os.close(self._w)
+        os.close(self._r)
+
+
+def load_report(html_path: Path, binary: str, width: int = 1200) -> PageResult:
+    """Open ``html_path`` (file://), wait for load, and report what happened."""
+    user_dir = tempfile.mkdtemp(prefix="agentpost-chromium-")
+    pipe = _Pipe(binary, user_dir)
+    try:
+        target = pipe.call("Target.createTarget", {"url": "about:blank"})["targetId"]
+        sid = pipe.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        for m in ("Page.enable", "Runtime.enable", "Log.enable", "Network.enable"):
+            pipe.call(m, session=sid)
+        pipe.call(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": False},
+            session=sid,
+        )
+        pipe.call("Page.navigate", {"url": html_path.resolve().as_uri()}, session=sid)
+        deadline = time.monotonic() + 30
+        while not any(e.get("method") == "Page.loadEventFired" for e in pipe.events):
+            if time.monotonic() > deadline:
+                raise TimeoutError("report did not finish loading")
+            pipe.call("Runtime.evaluate", {"expression": "1"}, session=sid)
+        res = PageResult()
+        plots = pipe.call(
+            "Runtime.evaluate", {"expression": PLOTS_JS, "returnByValue": True}, session=sid
+        )
+        res.plots = json.loads(plots["result"]["value"])
+        shot = pipe.call(
+            "Page.captureScreenshot",
+            {"format": "png", "captureBeyondViewport": True},
+            session=sid,
+            timeout=60,
+        )
+        res.screenshot_png = base64.b64decode(shot["data"])
+        for e in pipe.events:
+            m, p = e.get("method"), e.get("params", {})
+            if m == "Runtime.consoleAPICalled" and p.get("type") in ("error", "assert"):
+                res.console_errors.append(str(p.get("args")))
+            elif m == "Runtime.exceptionThrown":
+                res.console_errors.append(str(p.get("exceptionDetails")))
+            elif m == "Log.entryAdded" and p.get("entry", {}).get("level") == "error":
+                res.console_errors.append(p["entry"].get("text", ""))
+            elif m == "Network.requestWillBeSent":
+                res.requests.append(p.get("request", {}).get("url", ""))
+        return res
+    finally:
+        pipe.close()
+        shutil.rmtree(user_dir, ignore_errors=True)

@@ -1,0 +1,122 @@
+"""`agentpost report RUN_DIR` on directories that hold only some stages' outputs.
+
+Inputs come from the real pieces: a real mini-swe-agent trajectory set from ../shared/data
+imported with agentpost's importer, the efficiency analysis and the SCVD metrics functions.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentpost.report.build import classify_json, render_run_dir, scan
+from agentpost.trajectory.io import write_jsonl
+
+DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "trajectories"
+MINI = DATA / "mini-swe-agent" / "swebench-bash-only_gemini-3-pro" / "trajs"
+CLI = [sys.executable, "-c", "from agentpost.cli import main; main()"]
+
+
+@pytest.fixture(scope="module")
+def imported() -> list:
+    if not MINI.is_dir():
+        pytest.skip(f"shared data not found at {MINI}")
+    from agentpost.trajectory.importing import import_file
+
+    return [t for p in sorted(MINI.glob("*/*.traj.json")) for t in import_file(p)]
+
+
+def test_efficiency_only_directory_renders_efficiency_and_says_what_was_not_run(
+    tmp_path: Path, imported: list
+) -> None:
+    from agentpost.efficiency.analyze import analyze
+
+    (tmp_path / "eff.json").write_text(json.dumps(analyze(imported, n_boot=50)))
+    found = scan(tmp_path)
+    assert [rel for rel, _ in found.files["efficiency"]] == ["eff.json"]
+    html = render_run_dir(tmp_path).read_text()
+    assert "Unproductive turns by kind, per model" in html
+    assert "No logprobs in these trajectories" in html  # mini-swe-agent records none
+    assert html.count("Not run:") == 4  # runs, tokens, verification, security
+    assert "agentpost.efficiency 0.1.0" in html
+
+
+def test_trajectories_and_scvd_metrics_directory(tmp_path: Path, imported: list) -> None:
+    from agentpost.verification.metrics import compute, from_dicts
+
+    write_jsonl(tmp_path / "imported.jsonl", imported)
+    rows = [{"model": t.model or "m", "run": "r1", "task": t.task_id, "I_c": True, "I_v": True,
+             "z": "error" if i % 2 else "no-error", "y_c": i % 2, "y_f": int(bool(t.outcome.resolved))}
+            for i, t in enumerate(imported)]  # fmt: skip
+    doc = compute(from_dicts(rows), n_boot=50)
+    (tmp_path / "m.json").write_text(json.dumps(doc))
+    with open(tmp_path / "records.jsonl", "w") as f:
+        f.writelines(json.dumps(r) + "\n" for r in rows)
+    assert classify_json(doc) == "scvd_metrics"
+    html = render_run_dir(tmp_path, tmp_path / "out.html").read_text()
+    assert "Tokens per trajectory" in html and imported[0].id in html
+    assert "Seven SCVD metrics, macro over models" in html and "Verification outcome matrix" in html
+    assert 'Token efficiency (HERO)</h2><p class="skip">Not run' in html
+
+
+def test_unrecognised_and_broken_files_are_listed_not_fatal(tmp_path: Path) -> None:
+    (tmp_path / "notes.json").write_text('{"hello": 1}')
+    (tmp_path / "broken.json").write_text('{"format": ')
+    (tmp_path / "x.jsonl").write_text("not json\n")
+    found = scan(tmp_path)
+    assert sorted(found.unrecognised) == ["broken.json", "notes.json", "x.jsonl"]
+    html = render_run_dir(tmp_path).read_text()
+    assert "not recognised (ignored)" in html and html.count("Not run:") == 5
+
+
+def test_report_cli_prints_the_path_and_rejects_a_missing_directory(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [*CLI, "report", str(tmp_path)], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == str(tmp_path / "report.html")
+    proc = subprocess.run(
+        [*CLI, "report", str(tmp_path / "nope")], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip() == f"error: {tmp_path / 'nope'}: not a directory"
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+def test_security_check_and_grade_outputs_of_the_cli(tmp_path: Path) -> None:
+    from agentpost.security.suite import bundled_suite_dir
+
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    src = bundled_suite_dir()
+    shutil.copy(src / "_harness.py", suite / "_harness.py")
+    shutil.copytree(src / "calculator", suite / "calculator")
+    run = tmp_path / "run"
+    run.mkdir()
+    for name, args in (
+        ("check.json", ["security", "check", str(suite), "--json", "--workers", "1"]),
+        ("grade.json", ["security", "grade", "calculator", str(suite / "calculator" / "reference" / "secure"),
+                        "--suite", str(suite), "--json"]),
+    ):  # fmt: skip
+        proc = subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        (run / name).write_text(proc.stdout)
+    html = render_run_dir(run).read_text()
+    assert "Reference implementations of the suite" in html and "Graded candidates" in html
+    assert "agentpost security check" in html and "agentpost security grade" in html
+
+
+def test_names_from_the_data_are_escaped(tmp_path: Path, imported: list) -> None:
+    from agentpost.efficiency.analyze import analyze
+
+    hostile = "<img src=x onerror=alert(1)>"
+    trajs = [t.model_copy(update={"model": hostile, "task_id": hostile}) for t in imported]
+    write_jsonl(tmp_path / "t.jsonl", trajs)
+    (tmp_path / "eff.json").write_text(json.dumps(analyze(trajs, n_boot=20)))
+    html = render_run_dir(tmp_path).read_text()
+    assert hostile not in html and "&lt;img src=x" in html

@@ -1,0 +1,225 @@
+"""`agentpost demo` end to end (on the first tasks of each bundled suite, to stay fast) and its
+report opened in headless Chromium: no network, no console errors, every plot drawn.
+
+The fixtures produce every number with the real library: scripted reference policies in real
+bubblewrap sandboxes, the real evaluators, analyses, judges and replay; the logprob fixture runs
+the agent loop against the real loopback chat-completions server, which returns top-10 logprobs.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import shutil
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from report_chromium import chromium_path, load_report
+
+from agentpost.report.build import render_run_dir
+
+pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+LIMIT = 2
+CHROMIUM = chromium_path()
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None, reason="chromium is not installed (bash scripts/setup.sh installs it)"
+)
+
+
+@pytest.fixture(scope="module")
+def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str], float]:
+    from agentpost.demo import run_demo
+
+    out = tmp_path_factory.mktemp("demo")
+    lines: list[str] = []
+    t0 = time.monotonic()
+    path = run_demo(out, limit=LIMIT, progress=lines.append)
+    return path, lines, time.monotonic() - t0
+
+
+@pytest.fixture(scope="module")
+def logprob_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two tasks x two rollouts of a model on the loopback server (which sends top-10 logprobs),
+    then the efficiency analysis over them."""
+    from agentpost.agent.loop import LoopConfig
+    from agentpost.agent.loopback import LoopbackServer
+    from agentpost.agent.run import Agent, run_groups, write_summary
+    from agentpost.agent.transport import OpenAITransport, TransportConfig
+    from agentpost.efficiency.analyze import analyze
+    from agentpost.sandbox.registry import get_backend
+    from agentpost.tasks.loader import bundled_suite_path, load_suite
+    from agentpost.trajectory.io import read_jsonl
+
+    script = ["ls", "ls", "cat missing.txt", "ls -la"]
+
+    def reply(body: dict) -> dict:
+        k = sum(m["role"] == "assistant" for m in body["messages"])
+        if k < len(script):
+            return {
+                "content": f"Step {k}.",
+                "tool_calls": [{"name": "bash", "arguments": {"command": script[k]}}],
+            }
+        return {"content": "Done.", "tool_calls": [{"name": "submit", "arguments": {}}]}
+
+    out = tmp_path_factory.mktemp("logprobs")
+    tasks = load_suite(bundled_suite_path("terminal"))[:2]
+    with LoopbackServer(reply) as srv:
+
+        def make(task):  # noqa: ARG001 - one transport per rollout
+            return OpenAITransport(
+                TransportConfig(model="loopback-coder", base_url=srv.url, timeout_s=10)
+            )
+
+        res = run_groups(
+            tasks,
+            [Agent("loopback-coder", make)],
+            attempts=2,
+            out_dir=out / "run",
+            backend=get_backend("bwrap"),
+            loop=LoopConfig(),
+        )
+    write_summary(out / "run", {"model": "loopback-coder"}, res, {})
+    doc = analyze(read_jsonl(out / "run" / "trajectories.jsonl"), n_boot=200)
+    (out / "efficiency.json").write_text(json.dumps(doc))
+    return out
+
+
+def test_demo_writes_every_stage_and_ends_with_the_report(demo_dir) -> None:
+    path, lines, seconds = demo_dir
+    out = path.parent
+    assert path == out / "report.html" and path.is_file()
+    meta = json.loads((out / "demo.json").read_text())
+    assert (
+        meta["producer"]["name"] == "agentpost demo" and meta["producer"]["args"]["limit"] == LIMIT
+    )
+    assert {k: v["status"] for k, v in meta["stages"].items()} == dict.fromkeys(
+        ("run", "efficiency", "hero", "diagnose", "security"), "ok"
+    ), meta["stages"]
+    for rel in (
+        "run/run.json",
+        "run/trajectories.jsonl",
+        "efficiency.json",
+        "hero_advantages.json",
+        "diagnose/metrics.json",
+        "diagnose/records.jsonl",
+        "security/summary.json",
+        "security/attribution.json",
+        "security/labels.jsonl",
+    ):
+        assert (out / rel).is_file(), rel
+    run = json.loads((out / "run/run.json").read_text())
+    assert (
+        run["agents"]["scripted/hasty"]["resolved"] < run["agents"]["scripted/careful"]["resolved"]
+    )
+    scvd = json.loads((out / "diagnose/metrics.json").read_text())["metrics"]["per_model"]
+    assert scvd["scripted/hasty"]["VTR"] == 0  # hasty never checks
+    assert scvd["scripted/wrong-then-repaired"]["W2R"] > 0  # wrong candidate, repaired
+    sec = json.loads((out / "security/summary.json").read_text())["metrics"]
+    assert sec["secure-minded"]["sec_pass"] > sec["functional-only"]["sec_pass"]
+    assert any(line.startswith("run ") for line in lines)  # progress was shown
+    assert seconds < 240
+
+
+def test_demo_resumes_without_repeating_finished_work(demo_dir) -> None:
+    from agentpost.demo import run_demo
+
+    path, _, _ = demo_dir
+    before = (path.parent / "run/trajectories.jsonl").read_bytes()
+    lines: list[str] = []
+    assert run_demo(path.parent, limit=LIMIT, progress=lines.append) == path
+    assert (path.parent / "run/trajectories.jsonl").read_bytes() == before
+    assert not [
+        x for x in lines if x.startswith("run ") and "/" in x.split(":")[0]
+    ]  # no rollout ran
+    assert "efficiency: up to date" in lines
+
+
+def test_demo_cli_prints_the_report_path_last(demo_dir) -> None:
+    path, _, _ = demo_dir
+    cmd = [
+        sys.executable,
+        "-c",
+        "from agentpost.cli import main; main()",
+        "demo",
+        "--limit",
+        str(LIMIT),
+        "-o",
+        str(path.parent),
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == str(path)
+
+
+def test_report_sections_carry_their_producers(demo_dir) -> None:
+    html = demo_dir[0].read_text()
+    for title in (
+        "At a glance",
+        "Rollouts and outcomes",
+        "Token use per trajectory and per turn",
+        "Token efficiency (HERO)",
+        "Self-verification (SCVD)",
+        "Security (SecureVibe)",
+    ):
+        assert f"<h2>{title}</h2>" in html
+    for producer in (
+        "agentpost run",
+        "agentpost.efficiency",
+        "agentpost.hero.advantages",
+        "agentpost.agent.loop",
+        "agentpost diagnose",
+        "agentpost.security.pipeline.scripted_demo",
+        "agentpost security attribute",
+    ):
+        assert producer in html, producer
+    assert "No logprobs in these trajectories" in html  # scripted policies sample nothing
+    svgs = re.findall(r"<svg class=\"plot\".*?</svg>", html, flags=re.S)
+    assert len(svgs) >= 12
+    for svg in svgs:
+        ET.fromstring(svg)  # every plot is well-formed XML
+    assert "Not run:" not in html and "Sections without data: none." in html
+    for plot in (
+        "Tokens per trajectory",
+        "Unproductive turns by kind",
+        "HERO advantage per rollout",
+        "Seven SCVD metrics",
+        "those with a candidate",
+        "FuncPass and SecPass per CWE",
+        "functionally correct (95% CI)",
+    ):
+        assert plot in html, plot
+
+
+def _check_in_chromium(report: Path) -> int:
+    from PIL import Image
+
+    res = load_report(report, CHROMIUM)
+    assert res.console_errors == []
+    assert res.requests == [report.resolve().as_uri()]  # nothing but the file itself
+    html = report.read_text()
+    assert len(res.plots) == html.count('<svg class="plot"') > 0
+    shot = Image.open(io.BytesIO(res.screenshot_png)).convert("L")
+    for x, y, w, h, elements in res.plots:
+        assert w > 100 and h > 80 and elements > 5
+        body = shot.crop((int(x), int(y) + 24, int(x + w), int(y + h)))  # below the title
+        dark = sum(body.histogram()[:200])
+        assert dark > 0.01 * body.width * body.height, (x, y, w, h)
+    return len(res.plots)
+
+
+@needs_chromium
+def test_demo_report_renders_in_headless_chromium(demo_dir) -> None:
+    assert _check_in_chromium(demo_dir[0]) >= 12
+
+
+@needs_chromium
+def test_entropy_plots_render_when_logprobs_exist(logprob_dir: Path) -> None:
+    report = render_run_dir(logprob_dir)
+    html = report.read_text()
+    assert "Behaviour rate by entropy bucket" in html and "No logprobs" not in html
+    assert _check_in_chromium(report) >= 4
