@@ -165,3 +165,22 @@ def test_setup_failures_are_infra_errors_but_a_bad_cwd_is_not(tmp_path):
     with bwrap_backend().create() as box:
         r = box.exec("true", cwd="/nonexistent")
         assert r.exit_code == 1 and "Can't chdir" in r.stderr
+
+
+def test_pruning_never_locks_the_shared_base_dir(tmp_path) -> None:
+    """Two pruners racing on one stale dir must not chmod the shared base dir (a 0700 base dir
+    made every other sandbox fail with 'Permission denied')."""
+    import os
+
+    from agentpost.sandbox.hostfs import _force_remove_under, prune_stale
+
+    base = tmp_path / "base"
+    stale = base / "sbx-999999999-x" / "fs" / "app"
+    stale.mkdir(parents=True)
+    os.chmod(base, 0o711)
+    handler = _force_remove_under(str(base / "sbx-999999999-x"))
+    handler(os.rmdir, str(base / "sbx-999999999-x"), (FileNotFoundError, FileNotFoundError(), None))
+    assert os.stat(base).st_mode & 0o777 == 0o711
+    assert prune_stale(str(base)) == 1
+    assert not (base / "sbx-999999999-x").exists()
+    assert os.stat(base).st_mode & 0o777 == 0o711

@@ -123,7 +123,9 @@ class MountTable:
             f.write(data)
 
     def write_tree(self, host_dir: str, path: str) -> None:
-        """Copy ``host_dir``'s contents under sandbox dir ``path`` (host symlinks are kept)."""
+        """Copy ``host_dir``'s contents under sandbox dir ``path``. Host symlinks are kept as
+        links; sockets, FIFOs and device nodes are skipped (opening a FIFO would block, and
+        none of them has contents to copy)."""
         for root, dirs, files in os.walk(host_dir):
             rel = os.path.relpath(root, host_dir)
             base = path if rel == "." else posixpath.join(path, rel)
@@ -131,11 +133,12 @@ class MountTable:
             for name in files:
                 src = os.path.join(root, name)
                 dest = posixpath.join(base, name)
-                if os.path.islink(src):
+                st = os.lstat(src)
+                if stat.S_ISLNK(st.st_mode):
                     self._symlink(os.readlink(src), dest)
-                else:
+                elif stat.S_ISREG(st.st_mode):
                     with open(src, "rb") as f:
-                        self.write(dest, f.read(), stat.S_IMODE(os.stat(src).st_mode))
+                        self.write(dest, f.read(), stat.S_IMODE(st.st_mode))
             for name in [d for d in dirs if os.path.islink(os.path.join(root, d))]:
                 self._symlink(os.readlink(os.path.join(root, name)), posixpath.join(base, name))
 
@@ -236,7 +239,7 @@ class Layout:
         unarchive(src, os.path.join(self.root, "fs"), self.writable)
 
     def remove(self) -> None:
-        shutil.rmtree(self.root, onerror=_force_remove)
+        shutil.rmtree(self.root, onerror=_force_remove_under(self.root))
 
 
 def prune_stale(base_dir: str) -> int:
@@ -248,16 +251,28 @@ def prune_stale(base_dir: str) -> int:
         if len(parts) < 3 or parts[0] != "sbx" or not parts[1].isdigit():
             continue
         if not os.path.exists(f"/proc/{parts[1]}"):
-            shutil.rmtree(os.path.join(base_dir, name), onerror=_force_remove)
+            root = os.path.join(base_dir, name)
+            shutil.rmtree(root, onerror=_force_remove_under(root))
             removed += 1
     return removed
 
 
-def _force_remove(func, path, _exc) -> None:
-    """rmtree fallback for dirs a sandbox command made unwritable (matters when not root)."""
-    os.chmod(os.path.dirname(path), 0o700)
-    if os.path.isdir(path) and not os.path.islink(path):
-        os.chmod(path, 0o700)
-        shutil.rmtree(path, ignore_errors=True)
-    else:
-        func(path)
+def _force_remove_under(root: str):
+    """An rmtree error handler for one sandbox dir: makes dirs a sandbox command left unwritable
+    removable again (matters when not root). It never touches anything above ``root`` (the shared
+    base dir must stay traversable for other sandboxes), and a path another process removed
+    first (two pruners racing) is simply gone."""
+
+    def handler(func, path, exc_info) -> None:
+        if isinstance(exc_info[1], FileNotFoundError):
+            return
+        parent = os.path.dirname(path)
+        if path != root and parent.startswith(root):
+            os.chmod(parent, 0o700)
+        if os.path.isdir(path) and not os.path.islink(path):
+            os.chmod(path, 0o700)
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            func(path)
+
+    return handler
