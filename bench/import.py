@@ -39,7 +39,7 @@ ID_FIELDS = re.compile(rb'("(?:instance_id|session_id|sessionId)":\s*")')
 
 def build_corpus(dest: Path, target_bytes: int) -> tuple[int, int]:
     """Copy the samples into ``dest/copy_<k>/`` until ``target_bytes``; returns (bytes, files)."""
-    samples = [p for p in iter_files([DATA]) if p.name != "PROVENANCE.md"]
+    samples = iter_files([DATA])  # trajectory candidates only (PROVENANCE.md is not one)
     total = files = k = 0
     while total < target_bytes:
         for src in samples:

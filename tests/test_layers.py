@@ -115,20 +115,22 @@ def _imports(tree: ast.Module, module: str, is_pkg: bool) -> list[tuple[str, boo
                 name = ".".join(base + ([node.module] if node.module else []))
             else:
                 name = node.module or ""
-            out.append((name, id(node) in top_level))
+            # `from pkg import sub` may import a submodule: check `pkg.sub` (the longest known
+            # module prefix decides, so `from m import Name` still resolves to `m`)
+            out += [(f"{name}.{a.name}", id(node) in top_level) for a in node.names]
     return out
 
 
 LAYERS = {_dotted(p): _layer(p) for p in _modules()}
+# Builtins that reach the file system, the terminal or arbitrary code: not in model or pure.
+IMPURE_BUILTINS = {"open", "input", "print", "exec", "eval", "__import__", "breakpoint"}
 
 
-@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(SRC)))
-def test_module_declares_layer_and_respects_it(path: Path) -> None:
-    layer = _layer(path)
-    assert layer, f"{path.relative_to(SRC)}: docstring must say 'Layer: model|pure|io|edges.'"
-    module = _dotted(path)
-    tree = ast.parse(path.read_text())
-    for name, top in _imports(tree, module, path.name == "__init__.py"):
+def violations(source: str, module: str, layer: str, is_pkg: bool = False) -> list[str]:
+    """Every way ``source`` (module ``module`` in ``layer``) breaks the layer rule."""
+    tree = ast.parse(source)
+    out = []
+    for name, top in _imports(tree, module, is_pkg):
         head = name.split(".")[0]
         if head == "agentpost":
             target = max(
@@ -136,15 +138,51 @@ def test_module_declares_layer_and_respects_it(path: Path) -> None:
                 key=len,
                 default=None,
             )
-            if target is None or LAYERS[target] is None:
-                continue
-            assert ORDER[LAYERS[target]] <= ORDER[layer], (
-                f"{module} ({layer}) imports {name} ({LAYERS[target]}): imports only point down"
-            )
-        else:
-            assert head not in FORBIDDEN[layer], f"{module} ({layer}) may not import {name}"
-            if top:
-                assert head not in HEAVY, f"{module} imports {name} at module level; import lazily"
+            if target is not None and LAYERS[target] is not None:
+                if ORDER[LAYERS[target]] > ORDER[layer]:
+                    out.append(
+                        f"{module} ({layer}) imports {name} ({LAYERS[target]}): "
+                        "imports only point down"
+                    )
+        elif head in FORBIDDEN[layer]:
+            out.append(f"{module} ({layer}) may not import {name}")
+        elif top and head in HEAVY:
+            out.append(f"{module} imports {name} at module level; import lazily")
+    if layer in ("model", "pure"):
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in IMPURE_BUILTINS
+            ):
+                out.append(f"{module} ({layer}) calls {node.func.id}() at line {node.lineno}")
+    return out
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(SRC)))
+def test_module_declares_layer_and_respects_it(path: Path) -> None:
+    layer = _layer(path)
+    assert layer, f"{path.relative_to(SRC)}: docstring must say 'Layer: model|pure|io|edges.'"
+    assert violations(path.read_text(), _dotted(path), layer, path.name == "__init__.py") == []
+
+
+def test_the_checker_catches_each_kind_of_violation() -> None:
+    """The rule above can fail: one synthetic module per kind of breach."""
+    bad = {
+        "from agentpost.trajectory.io import read_jsonl": "imports only point down",
+        "from ..trajectory import io": "imports only point down",
+        "from agentpost.trajectory import io as tio": "imports only point down",
+        "import os.path": "may not import os.path",
+        "import typer": "may not import typer",
+        "def f():\n    return open('x').read()": "calls open()",
+        "print('hi')": "calls print()",
+    }
+    for source, message in bad.items():
+        found = violations(source, "agentpost.efficiency.fake", "pure")
+        assert len(found) == 1 and message in found[0], (source, found)
+    assert "at module level" in violations("import torch", "agentpost.store", "io")[0]
+    assert violations("def f():\n    import torch", "agentpost.store", "io") == []
+    assert violations("from agentpost.trajectory.model import Turn", "agentpost.x", "pure") == []
 
 
 def test_package_import_is_light() -> None:

@@ -9,6 +9,8 @@ import textwrap
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
+
 from agentpost.store import Store, key
 
 
@@ -16,6 +18,9 @@ def test_key_is_stable_and_order_independent() -> None:
     assert key("judge", {"a": 1, "b": [1, 2]}) == key("judge", {"b": [1, 2], "a": 1})
     assert key("judge", {"a": 1}) != key("judge", {"a": 2})
     assert key("judge", {"a": 1}) != key("replay", {"a": 1})
+    assert key("judge", {"a": 1}).startswith("judge:")
+    with pytest.raises(ValueError):
+        key("a:b", {})
 
 
 def test_get_or_compute_computes_once(tmp_path) -> None:
@@ -70,3 +75,22 @@ def test_killed_writer_leaves_only_whole_entries(tmp_path) -> None:
         assert v["payload"] == "x" * 5000
     # the writer resumes where it stopped: existing keys are found, not recomputed
     assert store.get(key("w", 0)) == {"i": 0, "payload": "x" * 5000}
+
+
+def test_stored_none_is_found_not_recomputed(tmp_path) -> None:
+    store = Store(tmp_path / "s.sqlite")
+    calls = []
+    for _ in range(3):
+        assert store.get_or_compute("judge", {"q": 1}, lambda: calls.append(1)) is None
+    assert len(calls) == 1
+    assert store.get("judge:missing", "absent") == "absent"
+
+
+def test_unopenable_store_is_an_input_error(tmp_path) -> None:
+    from agentpost.errors import InputError
+
+    (tmp_path / "junk.sqlite").write_bytes(b"this is not a database" * 100)
+    for bad in (tmp_path, tmp_path / "junk.sqlite"):
+        with pytest.raises(InputError) as e:
+            Store(bad)
+        assert str(bad) in str(e.value) and "cannot open the result store" in str(e.value)

@@ -23,9 +23,11 @@ class InputError(AgentpostError):
         super().__init__(self.one_line())
 
     def one_line(self) -> str:
+        """``path: where: message`` on one line (line breaks in the message become spaces)."""
         parts = [p for p in (self.path, self.where) if p]
         prefix = ": ".join(parts)
-        return f"{prefix}: {self.message}" if prefix else self.message
+        message = " ".join(self.message.split("\n"))
+        return f"{prefix}: {message}" if prefix else message
 
 
 class InfraError(AgentpostError):

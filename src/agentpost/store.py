@@ -1,9 +1,13 @@
 """A content-addressed result store: every stage resumable, nothing computed twice.
 
 A result is keyed by a hash of the inputs that determine it (``key(kind, inputs)``), so a rerun
-with the same inputs finds it and skips the work. SQLite in WAL mode gives durability: an entry
-is either fully committed or absent, never half-written, even if the process is killed mid-write.
-Safe for several threads (one connection per thread) and several processes (SQLite locking).
+with the same inputs finds it and skips the work. Each ``put`` is one SQLite transaction (WAL
+journal, ``synchronous=FULL``): an entry is either fully committed or absent, never half-written,
+even if the process is killed mid-write, and a committed entry survives a power cut. Safe for
+several threads (one connection per thread) and several processes (SQLite locking); two workers
+that ask for the same missing key at the same moment may both compute it (the last write wins).
+WAL needs a local file system (not NFS), so keep the store on local disk. A store that cannot be
+opened (a folder, no permission, not a SQLite file) is an ``InputError``.
 
 Layer: io.
 """
@@ -20,6 +24,9 @@ from typing import Any
 
 import orjson
 
+from agentpost.errors import InputError
+
+_ABSENT = object()
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
     key TEXT PRIMARY KEY,
@@ -32,7 +39,10 @@ CREATE INDEX IF NOT EXISTS results_kind ON results(kind);
 
 
 def key(kind: str, inputs: Any) -> str:
-    """A stable key for ``inputs`` (any JSON-serialisable value; dict keys are sorted)."""
+    """A stable key for ``inputs`` (any JSON-serialisable value; dict keys are sorted), prefixed
+    with ``kind:`` so results can be counted and listed by kind."""
+    if ":" in kind:
+        raise ValueError(f"a result kind may not contain ':' ({kind!r})")
     blob = orjson.dumps(inputs, option=orjson.OPT_SORT_KEYS | orjson.OPT_SERIALIZE_NUMPY)
     return kind + ":" + hashlib.sha256(blob).hexdigest()
 
@@ -42,10 +52,12 @@ class Store:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
-        with self._conn() as conn:
-            conn.executescript(_SCHEMA)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._conn().executescript(_SCHEMA)
+        except (OSError, sqlite3.Error) as e:  # a folder, no permission, not a SQLite file
+            raise InputError(self.path, None, f"cannot open the result store: {e}") from None
 
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
@@ -56,9 +68,10 @@ class Store:
             self._local.conn = conn
         return conn
 
-    def get(self, k: str) -> Any | None:
+    def get(self, k: str, default: Any = None) -> Any:
+        """The stored value, or ``default`` when ``k`` is absent (a stored ``None`` is found)."""
         row = self._conn().execute("SELECT value FROM results WHERE key = ?", (k,)).fetchone()
-        return orjson.loads(row[0]) if row else None
+        return orjson.loads(row[0]) if row else default
 
     def __contains__(self, k: str) -> bool:
         return (
@@ -66,6 +79,7 @@ class Store:
         )
 
     def put(self, k: str, value: Any) -> None:
+        """Store ``value`` (JSON-serialisable) under ``k`` in one transaction: whole or absent."""
         kind = k.split(":", 1)[0]
         blob = orjson.dumps(value, option=orjson.OPT_SERIALIZE_NUMPY)
         self._conn().execute(
@@ -76,8 +90,8 @@ class Store:
     def get_or_compute(self, kind: str, inputs: Any, compute: Callable[[], Any]) -> Any:
         """Return the stored result for ``(kind, inputs)``, computing and storing it if absent."""
         k = key(kind, inputs)
-        found = self.get(k)
-        if found is not None:
+        found = self.get(k, _ABSENT)
+        if found is not _ABSENT:  # a stored None counts as done
             return found
         value = compute()
         self.put(k, value)

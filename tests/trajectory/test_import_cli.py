@@ -12,6 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from agentpost.trajectory.importers import FORMATS
+from agentpost.trajectory.importing import iter_files
+
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "trajectories"
 BIN = Path(sys.executable).with_name("agentpost")
 
@@ -36,6 +39,13 @@ def test_every_real_file_imports(imported):
     assert n >= 27 and "failed 0" in r.stdout
     assert r.stderr == ""
     assert len(out.read_bytes().splitlines()) == n
+    # every scaffold importer ran on real data (the summary counts trajectories per format)
+    by_fmt = r.stdout.split("(", 1)[1].split(")", 1)[0]
+    for name in set(FORMATS) - {"agentpost"}:
+        assert f"{name} " in by_fmt, name
+    skipped = [line for line in r.stdout.splitlines() if line.startswith("skipped: ")]
+    files = int(r.stdout.split(" files", 1)[0].rsplit(" ", 1)[1])
+    assert files == len(iter_files([DATA])) and len(skipped) == 5  # companions, not errors
 
 
 def test_round_trip_is_identical(imported, tmp_path):

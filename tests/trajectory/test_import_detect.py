@@ -56,3 +56,28 @@ def test_empty_and_binary_heads_are_errors(tmp_path):
         detect(tmp_path / "e.json", b"  \n")
     with pytest.raises(InputError, match="byte 3"):
         detect(tmp_path / "b.json", b'{"a\x00')
+
+
+def test_odd_inputs_name_the_right_place(tmp_path):
+    """A byte-order mark is skipped; errors name the JSON path of a bare list and the line of
+    an unknown JSONL file."""
+    from agentpost.trajectory.importing import import_file
+
+    gem = (DATA / "gemini-cli" / "harbor-rfc-0001" / "gemini-cli-trajectory.json").read_bytes()
+    (tmp_path / "bom.json").write_bytes(b"\xef\xbb\xbf" + gem)
+    (t,) = import_file(tmp_path / "bom.json")
+    assert (t.source.format, t.totals.input_tokens) == ("gemini-cli", 5915)
+    cases = {
+        "list.json": (b'[{"role": "user", "content": "hi"}, {"content": "x"}]', "$[1].role"),
+        "rows.jsonl": (b'{"a": 1}\n{"b": 2}\n', "line 1"),
+        "cont.json": (
+            b'{"schema_version": "ATIF-v1.6", "steps": [], "continued_trajectory_ref"'
+            b': "gone.json"}',
+            "$.continued_trajectory_ref",
+        ),
+    }
+    for name, (body, place) in cases.items():
+        (tmp_path / name).write_bytes(body)
+        with pytest.raises(InputError) as e:
+            import_file(tmp_path / name)
+        assert e.value.one_line().startswith(f"{tmp_path / name}: {place}: "), e.value.one_line()

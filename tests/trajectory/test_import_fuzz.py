@@ -62,3 +62,24 @@ def test_mutated_samples_never_crash(tmp_path):
             except NotATrajectory:
                 pass
     assert outcomes["ok"] > 50 and outcomes["input_error"] > 10, outcomes
+
+
+def test_every_real_file_cut_short_is_a_one_line_error(tmp_path):
+    """Each real sample truncated at three random points: an ``InputError`` naming the file
+    (or, for a JSONL cut at a line end, fewer trajectories), never another exception."""
+    rng = random.Random(2)
+    errors = 0
+    for n, src in enumerate(iter_files([DATA])):
+        raw = src.read_bytes()
+        for k in range(3):
+            dst = tmp_path / f"{n}-{k}" / src.name
+            dst.parent.mkdir()
+            dst.write_bytes(raw[: rng.randrange(1, len(raw))])
+            try:
+                import_file(dst)
+            except InputError as e:
+                assert e.one_line().startswith(f"{dst}: ") and "\n" not in e.one_line()
+                errors += 1
+            except NotATrajectory:
+                pass
+    assert errors >= 60, errors

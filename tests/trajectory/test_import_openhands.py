@@ -5,6 +5,8 @@ lists, ``metrics.token_usages`` for the evaluation output, the last ``stats`` sn
 
 from pathlib import Path
 
+import pytest
+
 from agentpost.trajectory.importing import import_file
 
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "trajectories" / "openhands"
@@ -55,13 +57,22 @@ def test_eval_output_one_trajectory_per_line():
         "ponylang__ponyc-4588",
     ]
     assert [t.source.record for t in trajs] == ["line 1", "line 2", "line 3"]
-    assert [t.totals.turns for t in trajs] == [23, 33, 49]
+    # model calls: one per response id in metrics.token_usages, plus one per uncaused `error`
+    # event (a reply with a bad tool call: in metrics.response_latencies, not in token_usages)
+    assert [t.totals.turns for t in trajs] == [23, 34, 50]
+    assert [t.totals.tool_calls for t in trajs] == [23, 33, 49]
     assert [t.totals.input_tokens for t in trajs] == [565158, 410169, 938015]
     assert [t.totals.output_tokens for t in trajs] == [2558, 5156, 5627]
+    assert [t.totals.cached_tokens for t in trajs] == [0, 0, 0]  # token_usages cache_read_tokens
     codes = [{o.exit_code for tt in t.turns for o in tt.observations} - {None} for t in trajs]
     assert codes == [{0, 2, 127}, {0, 1, 2}, {0, 1, 2, 100}]
-    errors = [o for tt in trajs[1].turns for o in tt.observations if o.is_error]
-    assert len(errors) == 1 and "Parameter 'command'" in errors[0].text
+    errors = [(tt, o) for tt in trajs[1].turns for o in tt.observations if o.is_error]
+    assert len(errors) == 1 and "Parameter 'command'" in errors[0][1].text
+    failed = errors[0][0]
+    assert (failed.index, failed.tool_calls, failed.usage) == (12, [], None)
+    assert failed.extra == {"failed_call": True}
+    assert trajs[1].turns[11].tool_calls[0].id == "toolu_12"  # the call before it keeps its result
+    assert len(trajs[1].turns[11].observations) == 1
     assert "maximum iteration" in trajs[2].outcome.details["error"]
     assert trajs[0].outcome.resolved is None  # inference output only: no evaluator ran
 
@@ -114,3 +125,56 @@ def test_eval_usage_fallbacks(tmp_path):
         assert t.totals.usage_source == source
         assert (t.totals.input_tokens, t.totals.output_tokens) == (565158, 2558)
         assert t.turns[0].usage.input_tokens == 5920
+
+
+def test_v1_persisted_conversation_folder(tmp_path):
+    """The SDK persists a conversation as ``<id>/events/event-NNNNN-<event id>.json`` (one event
+    per file) beside ``<id>/base_state.json``. The real ``events.jsonl`` laid out that way
+    imports as one trajectory with the same numbers; a bad event file is named on its own."""
+    import json
+
+    from agentpost.errors import InputError
+    from agentpost.trajectory.importing import import_events, import_paths
+
+    src = DATA / "v1-sdk" / "tests" / "sdk" / "conversation" / "goal" / "fixtures" / "events.jsonl"
+    (expected,) = import_file(src)
+    events = tmp_path / "conv-1" / "events"
+    events.mkdir(parents=True)
+    lines = src.read_text().splitlines()
+    for i in reversed(range(len(lines))):  # written out of order: the index decides
+        ev = json.loads(lines[i])
+        (events / f"event-{i:05d}-{ev['id']}.json").write_text(json.dumps(ev, indent=2))
+    state = {"id": "conv-1", "agent": {"kind": "Agent", "llm": {"model": "litellm_proxy/m"}}}
+    (tmp_path / "conv-1" / "base_state.json").write_text(json.dumps(state))
+    report = import_paths([tmp_path])
+    assert not report.errors and report.files == len(lines) + 1
+    assert [s[1] for s in report.skipped] == [
+        "OpenHands V1 conversation state, read with its events/ folder"
+    ]
+    (t,) = report.trajectories
+    assert (t.id, t.model, t.source.format) == ("conv-1", "litellm_proxy/m", "openhands-v1")
+    assert t.totals == expected.totals and t.turns == expected.turns
+    bad = sorted(events.iterdir())[4]
+    bad.write_text(json.dumps({"id": "x", "source": "agent"}))
+    report = import_paths([tmp_path])
+    assert [e.one_line() for e in report.errors] == [f"{bad}: $.kind: missing required field"]
+    bad.write_text('{"kind": ')
+    with pytest.raises(InputError, match=f"^{bad}: line 1 column 10: invalid JSON"):
+        import_events(sorted(events.iterdir()))
+
+
+def test_v0_response_logprobs(tmp_path):
+    """``model_response.choices[0].logprobs`` (when the server sent them) go to the turn. No
+    real OpenHands log has them, so a logprobs block is added to a copy of a real one."""
+    import json
+
+    doc = json.loads((V0 / "tests" / "runtime" / "trajs" / "basic.json").read_text())
+    meta = next(ev["tool_call_metadata"] for ev in doc if ev.get("tool_call_metadata"))
+    meta["model_response"]["choices"][0]["logprobs"] = {
+        "content": [{"token": "ok", "logprob": -0.25, "top_logprobs": []}]
+    }
+    (tmp_path / "basic.json").write_text(json.dumps(doc))
+    (t,) = import_file(tmp_path / "basic.json")
+    lp = t.turns[0].logprobs
+    assert (lp.tokens, lp.chosen, lp.top_logprobs) == (["ok"], [-0.25], None)
+    assert t.turns[1].logprobs is None

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import typer
 
+from agentpost.trajectory.importers import FORMATS
+
 
 def register(app: typer.Typer) -> None:
     app.command("import")(import_cmd)
@@ -21,22 +23,30 @@ def import_cmd(
     paths: list[Path] = typer.Argument(..., help="Files or folders (folders are walked)."),
     out: Path = typer.Option(..., "-o", "--out", help="Output canonical JSONL."),
     fmt: str | None = typer.Option(
-        None, "--format", help="Importer name (see CONTRIBUTING.md) or a dotted module path."
+        None,
+        "--format",
+        help=f"Importer: {', '.join(FORMATS)}, or a dotted module path (default: detected).",
     ),
     keep_raw: bool = typer.Option(False, "--keep-raw", help="Keep the source records in `raw`."),
 ) -> None:
-    """Import trajectories into one canonical JSONL file; bad files are listed, not fatal."""
+    """Import trajectories into one canonical JSONL file. Bad files are listed on stderr and
+    make the exit status 1; the good ones are still written."""
+    from agentpost.errors import InputError
     from agentpost.trajectory.importers import get_importer
-    from agentpost.trajectory.importing import ImportReport, iter_import
+    from agentpost.trajectory.importing import SUFFIXES, ImportReport, iter_files, iter_import
     from agentpost.trajectory.io import write_jsonl
 
     if fmt is not None:
         get_importer(fmt)  # fail early on an unknown name
+    files = iter_files(paths, exclude=out)
+    if not files:
+        where = " ".join(map(str, paths))
+        raise InputError(where, None, f"no trajectory files here ({', '.join(SUFFIXES)})")
     report = ImportReport()
     formats: dict[str, int] = {}
 
     def counted():
-        for t in iter_import(paths, report, fmt, keep_raw):
+        for t in iter_import(files, report, fmt, keep_raw):
             key = t.source.format if t.source else "?"
             formats[key] = formats.get(key, 0) + 1
             yield t
@@ -65,31 +75,26 @@ def stats_cmd(
     """Turns, tool calls and tokens per trajectory, and their totals."""
     import orjson
 
+    from agentpost.errors import InputError
     from agentpost.trajectory.io import iter_jsonl
-    from agentpost.trajectory.render import COUNT_KEYS, stats_row, stats_totals
+    from agentpost.trajectory.render import stats_row, stats_table, stats_totals
 
     rows = [stats_row(t) for t in iter_jsonl(file)]
+    if not rows:
+        raise InputError(file, "byte 0", "no trajectories (empty file)")
     totals = stats_totals(rows)
     if as_json:
         sys.stdout.write(orjson.dumps({"trajectories": rows, "totals": totals}).decode() + "\n")
         return
     from rich.console import Console
-    from rich.table import Table
 
-    table = Table("id", "format", *COUNT_KEYS, "resolved")
-    for r in rows:
-        table.add_row(
-            r["id"], r["source_format"], *(str(r[k]) for k in COUNT_KEYS), str(r["resolved"])
-        )
-    table.add_row(
-        "total", "", *(str(totals[k]) for k in COUNT_KEYS), str(totals["resolved"]), style="bold"
-    )
-    Console().print(table)
+    Console().print(stats_table(rows, totals))
 
 
 def show_cmd(
     file: Path = typer.Argument(..., help="Canonical JSONL."),
     id: str | None = typer.Option(None, "--id", help="Trajectory id (default: the first)."),
+    full: bool = typer.Option(False, "--full", help="Print long texts whole, not clipped."),
 ) -> None:
     """Render one trajectory in the terminal."""
     from rich.console import Console
@@ -100,6 +105,8 @@ def show_cmd(
 
     for t in iter_jsonl(file):
         if id is None or t.id == id:
-            render(t, Console())
+            render(t, Console(), full)
             return
-    raise InputError(file, None, f"no trajectory with id {id!r}" if id else "no trajectories")
+    if id is None:
+        raise InputError(file, "byte 0", "no trajectories (empty file)")
+    raise InputError(file, None, f"no trajectory with id {id!r}")

@@ -24,6 +24,7 @@ from agentpost.trajectory.importers import (
     detect,
     detect_data,
     get_importer,
+    openhands_v1,
 )
 from agentpost.trajectory.importers._common import Ctx
 from agentpost.trajectory.model import Trajectory
@@ -57,8 +58,11 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
-def iter_files(paths: list[Path]) -> list[Path]:
-    """Files named on the command line, and every candidate file under named folders."""
+def iter_files(paths: list[Path], exclude: Path | None = None) -> list[Path]:
+    """Files named on the command line, and every candidate file under named folders (hidden
+    ones skipped). ``exclude`` (the output file) is left out of folder walks, so importing a
+    folder into a file inside it never re-imports the previous output."""
+    skip = exclude.resolve() if exclude is not None else None
     out: list[Path] = []
     for p in paths:
         if p.is_dir():
@@ -68,6 +72,7 @@ def iter_files(paths: list[Path]) -> list[Path]:
                 if f.is_file()
                 and f.name.endswith(SUFFIXES)
                 and not any(part.startswith(".") for part in f.relative_to(p).parts)
+                and not (skip is not None and f.name == skip.name and f.resolve() == skip)
             )
         else:
             out.append(p)
@@ -98,14 +103,18 @@ def import_file(path: Path, fmt: str | None = None, keep_raw: bool = False) -> l
         raw = path.read_bytes()
     except OSError as e:
         raise InputError(path, None, f"cannot read: {e.strerror}") from None
+    if raw.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte-order mark (Windows editors write it)
+        raw = raw[3:]
     detected = detect(path, raw[:HEAD])  # also rejects empty/binary files, skips companions
     name = fmt or detected
     data: Any = None
     if name is None:
-        data = _json(raw, path) if not path.name.endswith(".jsonl") else None
+        jsonl = path.name.endswith(".jsonl")
+        data = None if jsonl else _json(raw, path)
         name = detect_data(data)
         if name is None:
-            raise InputError(path, "$", "not a known trajectory format (use --format NAME)")
+            where = "line 1" if jsonl else "$"
+            raise InputError(path, where, "not a known trajectory format (use --format NAME)")
     module = get_importer(name)
     ctx = Ctx(path)
     try:
@@ -123,6 +132,43 @@ def import_file(path: Path, fmt: str | None = None, keep_raw: bool = False) -> l
         raise InputError(path, "$", f"not a valid {name} file ({type(e).__name__}: {e})") from None
 
 
+def import_events(files: list[Path], keep_raw: bool = False) -> list[Trajectory]:
+    """One persisted OpenHands V1 conversation from its ``events/event-*.json`` files."""
+    events = []
+    for path in files:
+        try:
+            raw = path.read_bytes()
+        except OSError as e:
+            raise InputError(path, None, f"cannot read: {e.strerror}") from None
+        if not raw.strip():
+            raise InputError(path, "byte 0", "empty file")
+        events.append((path, _json(raw.removeprefix(b"\xef\xbb\xbf"), path)))
+    try:
+        return openhands_v1.convert_events(events, keep_raw)
+    except (KeyError, TypeError, AttributeError, ValueError, IndexError) as e:
+        why = f"{type(e).__name__}: {e}"
+        raise InputError(
+            files[0].parent, None, f"not a valid openhands-v1 folder ({why})"
+        ) from None
+
+
+def _units(files: list[Path], fmt: str | None) -> list[Path | list[Path]]:
+    """Files one by one, except that the event files of one persisted OpenHands V1
+    conversation form one unit (a list), at the place of its first file."""
+    if fmt not in (None, openhands_v1.NAME):
+        return list(files)
+    units: list[Path | list[Path]] = []
+    groups: dict[Path, list[Path]] = {}
+    for f in files:
+        if openhands_v1.event_index(f) is None:
+            units.append(f)
+        else:
+            if f.parent not in groups:
+                units.append(groups.setdefault(f.parent, []))
+            groups[f.parent].append(f)
+    return units
+
+
 def iter_import(
     paths: list[Path], report: ImportReport, fmt: str | None = None, keep_raw: bool = False
 ) -> Iterator[Trajectory]:
@@ -132,10 +178,12 @@ def iter_import(
     """
     seen: set[str] = set()
     with paused_gc():
-        for path in iter_files(paths):
-            report.files += 1
+        for unit in _units(iter_files(paths), fmt):
+            group = isinstance(unit, list)
+            report.files += len(unit) if group else 1
+            path = unit[0].parent.parent if group else unit
             try:
-                trajs = import_file(path, fmt, keep_raw)
+                trajs = import_events(unit, keep_raw) if group else import_file(unit, fmt, keep_raw)
             except NotATrajectory as e:
                 report.skipped.append((str(path), str(e)))
                 continue

@@ -1,19 +1,23 @@
 """Read and write canonical trajectories as JSONL (one trajectory per line).
 
 Layer: io. orjson for speed; pydantic validates each line so a bad line names its line number.
+Every failure to read or write (a missing file, a folder, a truncated or binary line, a record
+that is not canonical) is an ``InputError`` naming the file and the place, never a traceback.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import orjson
 from pydantic import ValidationError
 
 from agentpost.errors import InputError
-from agentpost.trajectory.model import Trajectory
+from agentpost.trajectory.model import FORMAT, Trajectory
 
 
 def dumps(traj: Trajectory) -> bytes:
@@ -21,48 +25,96 @@ def dumps(traj: Trajectory) -> bytes:
     return orjson.dumps(traj.model_dump(mode="json", exclude_none=False))
 
 
+def validate(data: Any, path: str | Path, where: str) -> Trajectory:
+    """``data`` (one parsed record) as a ``Trajectory``; else an ``InputError`` at ``where``
+    naming the first bad field as a JSON path. A record without ``format`` is most likely a
+    scaffold log given where canonical JSONL was expected, so the message says how to convert."""
+    try:
+        return Trajectory.model_validate(data)
+    except ValidationError as e:
+        err = e.errors()[0]
+        loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"])
+        hint = ""
+        if not (isinstance(data, dict) and "format" in data):
+            hint = f" (not an {FORMAT} record; convert logs with `agentpost import`)"
+        raise InputError(path, f"{where}: ${loc}", err["msg"] + hint) from None
+
+
+def _fsync_dir(folder: Path) -> None:
+    """Make a rename durable: the directory entry itself must reach the disk."""
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def write_jsonl(path: str | Path, trajectories: Iterable[Trajectory]) -> int:
-    """Write atomically (temp file + rename), so a crash never leaves half a file. Returns count."""
+    """Write atomically (temp file in the same folder, fsync, rename, fsync the folder), so a
+    crash leaves either the old file or the whole new one. Returns the count. If writing fails
+    (or ``trajectories`` raises) the temp file is removed and ``path`` is untouched."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
+    # A hidden, unique name: concurrent writers never share it and folder walks skip it.
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        f = open(tmp, "xb")  # noqa: SIM115 - closed below
+    except OSError as e:
+        raise InputError(path, None, f"cannot write: {e.strerror}") from None
     n = 0
-    with open(tmp, "wb") as f:
-        for traj in trajectories:
-            f.write(dumps(traj) + b"\n")
-            n += 1
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with f:
+            for traj in trajectories:
+                f.write(dumps(traj) + b"\n")
+                n += 1
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException as e:
+        tmp.unlink(missing_ok=True)
+        if isinstance(e, OSError):
+            raise InputError(path, None, f"cannot write: {e.strerror}") from None
+        raise
+    _fsync_dir(path.parent)
     return n
 
 
 def append_jsonl(path: str | Path, traj: Trajectory) -> None:
-    """Append one trajectory line and fsync it (for resumable runs)."""
+    """Append one trajectory line and fsync it (for resumable runs). A kill mid-append can
+    leave a torn last line; the resuming reader cuts it (``agent.run.finished_ids``)."""
     with open(path, "ab") as f:
         f.write(dumps(traj) + b"\n")
         f.flush()
         os.fsync(f.fileno())
 
 
+def _bad_json(path: Path, lineno: int, line: bytes, e: orjson.JSONDecodeError) -> InputError:
+    nul = line.find(b"\x00")
+    if nul >= 0:
+        return InputError(path, f"line {lineno} column {nul + 1}", "binary data, not JSON")
+    return InputError(path, f"line {lineno} column {e.colno}", f"invalid JSON: {e.msg}")
+
+
 def iter_jsonl(path: str | Path) -> Iterator[Trajectory]:
-    """Yield trajectories from a canonical JSONL file; a bad line raises ``InputError`` naming
-    the file and the line."""
+    """Yield trajectories from a canonical JSONL file; a file that cannot be read or a bad line
+    raises ``InputError`` naming the file and the line (and column or JSON path)."""
     path = Path(path)
-    with open(path, "rb") as f:
-        for lineno, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                data = orjson.loads(line)
-            except orjson.JSONDecodeError as e:
-                raise InputError(path, f"line {lineno}", f"invalid JSON: {e}") from None
-            try:
-                yield Trajectory.model_validate(data)
-            except ValidationError as e:
-                err = e.errors()[0]
-                where = ".".join(str(p) for p in err["loc"])
-                raise InputError(path, f"line {lineno}: $.{where}", err["msg"]) from None
+    try:
+        f = open(path, "rb")  # noqa: SIM115 - closed below; open errors need their own message
+    except OSError as e:
+        raise InputError(path, None, f"cannot read: {e.strerror}") from None
+    with f:
+        try:
+            for lineno, line in enumerate(f, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    data = orjson.loads(line)
+                except orjson.JSONDecodeError as e:
+                    raise _bad_json(path, lineno, line, e) from None
+                yield validate(data, path, f"line {lineno}")
+        except OSError as e:  # e.g. a folder: open works, read fails
+            raise InputError(path, None, f"cannot read: {e.strerror}") from None
 
 
 def read_jsonl(path: str | Path) -> list[Trajectory]:

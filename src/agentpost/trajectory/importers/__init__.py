@@ -73,6 +73,8 @@ def _companion(name: str, h: _Head) -> None:
         raise NotATrajectory("YAML file, not a trajectory")
     if name == "result.json" and h.has(b"verifier_result"):
         raise NotATrajectory("Harbor trial result, joined into its trajectory")
+    if name == "base_state.json" and h.has(b"agent"):
+        raise NotATrajectory("OpenHands V1 conversation state, read with its events/ folder")
     if name == "report.json" and h.has(b"tests_status"):
         raise NotATrajectory("SWE-bench report, joined into its trajectory")
     if name in ("all_preds.jsonl", "preds.json") or (

@@ -187,8 +187,12 @@ def _steps(data: dict, ctx: c.Ctx, meta: dict, depth: int = 0) -> list:
         cont = _continuation_path(ctx.path, ref)
         try:
             cdata = orjson.loads(cont.read_bytes())
-        except (OSError, orjson.JSONDecodeError) as e:
-            raise ctx.fail("$.continued_trajectory_ref", f"cannot read {cont.name}: {e}") from None
+        except OSError as e:
+            raise ctx.fail(
+                "$.continued_trajectory_ref", f"cannot read {ref}: {e.strerror}"
+            ) from None
+        except orjson.JSONDecodeError as e:
+            raise ctx.fail("$.continued_trajectory_ref", f"{ref}: invalid JSON: {e.msg}") from None
         meta.setdefault("continuations", []).append(cont.name)
         out += _steps(cdata, c.Ctx(cont, ctx.record), meta, depth + 1)
     return out

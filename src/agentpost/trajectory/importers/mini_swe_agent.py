@@ -29,11 +29,15 @@ RETURNCODE_RE = re.compile(r"<returncode>(-?\d+)</returncode>")
 SUBMIT = ("COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT", "MINI_SWE_AGENT_FINAL_OUTPUT")
 
 
-def _bash(command: str, call_id: str | None) -> Any:
-    call = c.tool_call("bash", {"command": command}, call_id)
-    if any(s in command for s in SUBMIT):
+def _submit_is_control(call: Any) -> Any:
+    """mini's submit is a shell command; replay must not re-run it."""
+    if call.command and any(s in call.command for s in SUBMIT):
         c.setf(call, "kind", "control")
     return call
+
+
+def _bash(command: str, call_id: str | None) -> Any:
+    return _submit_is_control(c.tool_call("bash", {"command": command}, call_id))
 
 
 def _responses_output(msg: dict) -> tuple[str | None, str | None, list]:
@@ -56,9 +60,7 @@ def _responses_output(msg: dict) -> tuple[str | None, str | None, list]:
             ]
         elif kind == "function_call":
             call = c.tool_call(str(item.get("name")), item.get("arguments"), item.get("call_id"))
-            if call.command and any(s in call.command for s in SUBMIT):
-                c.setf(call, "kind", "control")
-            calls.append(call)
+            calls.append(_submit_is_control(call))
     return "\n".join(texts) or None, "\n".join(thoughts) or None, calls
 
 
@@ -80,9 +82,7 @@ def _assistant_turn(msg: dict, index: int) -> Any:
         for tc in msg["tool_calls"]:
             fn = tc.get("function") or {}
             call = c.tool_call(str(fn.get("name", "bash")), fn.get("arguments"), tc.get("id"))
-            if call.command and any(s in call.command for s in SUBMIT):
-                c.setf(call, "kind", "control")
-            calls.append(call)
+            calls.append(_submit_is_control(call))
     elif msg.get("object") == "response":
         text, reasoning, calls = _responses_output(msg)
     elif isinstance(extra.get("actions"), list):

@@ -34,11 +34,11 @@ def _assistant(msg: dict, index: int) -> Any:
     )
 
 
-def _turns(messages: list, ctx: c.Ctx, meta: dict) -> list:
+def _turns(messages: list, ctx: c.Ctx, meta: dict, where: str) -> list:
     turns: list = []
     for i, msg in enumerate(messages):
         if not isinstance(msg, dict) or not isinstance(msg.get("role"), str):
-            raise ctx.fail(f"$.messages[{i}].role", "missing required field")
+            raise ctx.fail(f"{where}[{i}].role", "missing required field")
         role = msg["role"]
         if role == "assistant":
             turns.append(_assistant(msg, len(turns)))
@@ -60,13 +60,12 @@ def convert(data: Any, ctx: c.Ctx, keep_raw: bool = False) -> list[Trajectory]:
     meta: dict[str, Any] = {}
     model = None
     if isinstance(data, list):
-        turns = _turns(data, c.Ctx(ctx.path, ctx.record), meta)
+        turns = _turns(data, ctx, meta, "$")
     else:
-        messages = c.req(ctx, data, "messages", "$", list)
+        c.req(ctx, data, "messages", "$", list)
         # A non-function-calling log keeps the native tool-call form in ``raw_messages``.
-        if isinstance(data.get("raw_messages"), list):
-            messages = data["raw_messages"]
-        turns = _turns(messages, ctx, meta)
+        key = "raw_messages" if isinstance(data.get("raw_messages"), list) else "messages"
+        turns = _turns(data[key], ctx, meta, f"$.{key}")
         resp = data.get("response")
         if isinstance(resp, dict):
             choices = c.req(ctx, resp, "choices", "$.response", list)

@@ -8,7 +8,10 @@ difference of the cumulative ``llm_metrics.accumulated_token_usage`` (``running_
 Observations join their action through ``cause``; ``extras.metadata.exit_code`` is the exit
 code; ``error`` observations are ``is_error``.
 
-Layer: io.
+Layer: io. Departure: an ``error`` observation with no ``cause`` after a finished turn becomes a
+turn of its own with no tool call (``extra.failed_call``): the model was called, but its reply
+held no valid action (e.g. a bad tool argument). Its usage is unknown unless cumulative metrics
+say it, because OpenHands leaves such calls out of ``token_usages``.
 """
 
 from __future__ import annotations
@@ -43,7 +46,8 @@ def _legacy_call(ev: dict) -> Any:
     return call
 
 
-def _calls_from_metadata(meta: dict) -> tuple[list, Any]:
+def _calls_from_metadata(meta: dict) -> tuple[list, dict, dict]:
+    """The call of this action, the response's message and its first choice."""
     resp = meta.get("model_response") if isinstance(meta.get("model_response"), dict) else {}
     choice = (resp.get("choices") or [{}])[0] or {}
     msg = choice.get("message") or {}
@@ -51,8 +55,8 @@ def _calls_from_metadata(meta: dict) -> tuple[list, Any]:
     for tc in msg.get("tool_calls") or []:
         if tc.get("id") == wanted:
             fn = tc.get("function") or {}
-            return [c.tool_call(str(fn.get("name")), fn.get("arguments"), wanted)], msg
-    return [c.tool_call(str(meta.get("function_name")), None, wanted)], msg
+            return [c.tool_call(str(fn.get("name")), fn.get("arguments"), wanted)], msg, choice
+    return [c.tool_call(str(meta.get("function_name")), None, wanted)], msg, choice
 
 
 class _Builder:
@@ -66,11 +70,13 @@ class _Builder:
 
     def _usage(self, resp: dict, ev: dict) -> Usage | None:
         usage = c.usage_from_openai(resp.get("usage"))
-        if usage is None and resp.get("id") in self.per_call:
-            u = self.per_call[resp["id"]]
-            usage = c.usage_from_openai(u)
-            if usage is not None and usage.cached_tokens is None:
-                usage.cached_tokens = c.as_int(u.get("cache_read_tokens"))
+        rid = resp.get("id")
+        per_call = self.per_call.get(rid) if rid is not None else None
+        if usage is None and per_call is not None:
+            usage = c.usage_from_openai(per_call)
+        if usage is not None and usage.cached_tokens is None and per_call is not None:
+            # litellm's usage often lacks cache details; the per-call record keeps them
+            c.setf(usage, "cached_tokens", c.as_int(per_call.get("cache_read_tokens")))
         cum = _cumulative(ev)
         if cum is not None:
             if usage is None:
@@ -92,7 +98,7 @@ class _Builder:
         if isinstance(meta, dict):
             resp = meta.get("model_response") or {}
             key = resp.get("id")
-            calls, msg = _calls_from_metadata(meta)
+            calls, msg, choice = _calls_from_metadata(meta)
             self.model = self.model or resp.get("model")
             if key is not None and key in self.by_response:
                 t = self.by_response[key]
@@ -105,6 +111,7 @@ class _Builder:
                     reasoning=c.as_str(msg.get("reasoning_content")),
                     tool_calls=calls,
                     usage=self._usage(resp, ev),
+                    logprobs=c.logprobs_from_openai(choice.get("logprobs")),
                     started_at=ev.get("timestamp"),
                 )
                 self.turns.append(t)
@@ -121,14 +128,27 @@ class _Builder:
             self.turns.append(t)
         self.by_event[ev.get("id")] = t
 
+    def _failed_call(self, ev: dict) -> Any:
+        """The turn an uncaused ``error`` observation belongs to. After a turn whose calls all
+        have results it is a model call of its own whose reply had no valid action (OpenHands
+        logs such a call in ``metrics.response_latencies`` but not in ``token_usages``); while
+        a call still waits for its result, it is that result."""
+        last = self.turns[-1] if self.turns else None
+        if last is not None and len(last.observations) < max(len(last.tool_calls), 1):
+            return last
+        t = c.turn(len(self.turns), tool_calls=[], started_at=ev.get("timestamp"))
+        c.setf(t, "usage", self._usage({}, ev))
+        c.setf(t, "extra", {"failed_call": True})
+        self.turns.append(t)
+        return t
+
     def observation(self, ev: dict) -> None:
         t = self.by_event.get(ev.get("cause"))
         is_err = True if ev.get("observation") == "error" else None
         if t is None:
-            if is_err and self.turns:  # an error the controller raised after the last action
-                t = self.turns[-1]
-            else:
+            if not is_err:
                 return
+            t = self._failed_call(ev)
         meta = ev.get("tool_call_metadata") or {}
         extras = ev.get("extras") if isinstance(ev.get("extras"), dict) else {}
         md = extras.get("metadata") if isinstance(extras.get("metadata"), dict) else {}

@@ -1,5 +1,7 @@
-"""OpenHands V1 SDK event log (``events.jsonl``): ``ActionEvent``, ``ObservationEvent``,
-``MessageEvent``, ``AgentErrorEvent`` and ``ConversationStateUpdateEvent`` (``stats``).
+"""OpenHands V1 SDK event log: an ``events.jsonl`` export, or a persisted conversation folder
+(``<id>/events/event-NNNNN-<event id>.json``, one event per file, and ``<id>/base_state.json``,
+which gives the model). Events: ``ActionEvent``, ``ObservationEvent``, ``MessageEvent``,
+``AgentErrorEvent`` and ``ConversationStateUpdateEvent`` (``stats``).
 
 One turn is one LLM response (``llm_response_id``). The SDK logs no per-call usage, only the
 cumulative ``stats`` snapshots, so a turn's usage is the difference between the snapshot before
@@ -13,12 +15,19 @@ turn rebuilt from the observation (``extra.reconstructed``), since it proves a m
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
+
+import orjson
 
 from agentpost.trajectory.importers import _common as c
 from agentpost.trajectory.model import Usage
 
 NAME = "openhands-v1"
+# The SDK's persistence layout (``openhands.sdk.conversation.persistence_const``)
+EVENT_FILE_RE = re.compile(r"^event-(\d{5,})-[0-9a-fA-F\-]{8,}\.json$")
+STATE_FILE = "base_state.json"
 
 
 def _snapshot(value: Any) -> tuple:
@@ -119,23 +128,60 @@ class _Builder:
                 self._new_turn(ev, text=text, reasoning=c.as_str(msg.get("reasoning_content")))
 
 
-def convert_lines(lines: list[tuple[int, Any]], ctx: c.Ctx, keep_raw: bool = False) -> list:
+def _build(events: list[tuple[Path, str, Any]]) -> _Builder:
+    """Feed ``(file, place prefix, event)`` in order; an event without ``kind`` is an error."""
     b = _Builder()
-    for lineno, ev in lines:
+    for path, where, ev in events:
         if not isinstance(ev, dict) or "kind" not in ev:
-            raise c.InputError(ctx.path, f"line {lineno}: $.kind", "missing required field")
+            raise c.InputError(path, f"{where}$.kind", "missing required field")
         b.feed(ev)
+    return b
+
+
+def _trajectory(b: _Builder, ctx: c.Ctx, id: str, keep_raw: bool, raw: list, **fields: Any) -> Any:
+    return c.trajectory(
+        ctx,
+        NAME,
+        id=id,
+        agent="openhands",
+        system_prompt=b.system,
+        instruction=b.instruction,
+        turns=b.turns,
+        keep_raw=keep_raw,
+        raw=raw,
+        **fields,
+    )
+
+
+def convert_lines(lines: list[tuple[int, Any]], ctx: c.Ctx, keep_raw: bool = False) -> list:
+    """An ``events.jsonl`` export: one event per line."""
+    b = _build([(ctx.path, f"line {n}: ", ev) for n, ev in lines])
     stem = ctx.path.parent.name if ctx.path.name == "events.jsonl" else ctx.path.stem
-    return [
-        c.trajectory(
-            ctx,
-            NAME,
-            id=stem,
-            agent="openhands",
-            system_prompt=b.system,
-            instruction=b.instruction,
-            turns=b.turns,
-            keep_raw=keep_raw,
-            raw=[ev for _, ev in lines],
-        )
-    ]
+    return [_trajectory(b, ctx, stem, keep_raw, [ev for _, ev in lines])]
+
+
+def event_index(path: Path) -> int | None:
+    """``NNNNN`` of a persisted event file ``events/event-NNNNN-<event id>.json``, else None."""
+    m = EVENT_FILE_RE.match(path.name)
+    return int(m.group(1)) if m and path.parent.name == "events" else None
+
+
+def _model(conversation: Path) -> str | None:
+    """``agent.llm.model`` of the conversation's ``base_state.json``, when it is readable."""
+    try:
+        state = orjson.loads((conversation / STATE_FILE).read_bytes())
+        return c.as_str(state["agent"]["llm"]["model"])
+    except (OSError, orjson.JSONDecodeError, KeyError, TypeError):
+        return None
+
+
+def convert_events(events: list[tuple[Path, Any]], keep_raw: bool = False) -> list:
+    """A persisted conversation (``<id>/events/event-NNNNN-<event id>.json``, one event per file,
+    beside ``<id>/base_state.json``): the events in index order make one trajectory, named after
+    the conversation folder. ``events`` are ``(file, parsed event)`` of one ``events`` folder."""
+    events = sorted(events, key=lambda pe: event_index(pe[0]) or 0)
+    conversation = events[0][0].parent.parent
+    b = _build([(path, "", ev) for path, ev in events])
+    ctx = c.Ctx(conversation)
+    raw = [ev for _, ev in events]
+    return [_trajectory(b, ctx, conversation.name, keep_raw, raw, model=_model(conversation))]
