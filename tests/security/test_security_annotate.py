@@ -120,7 +120,7 @@ def test_enforce_rules_on_a_judge_answer():
     assert fixed["coding"] == "generic"
     assert (fixed["testing"], fixed["testing_steps"]) == ("none", [])
     assert any("unknown steps" in v for v in violations)
-    assert any("final state" in v for v in violations)
+    assert any("final diff" in v for v in violations)
     assert any("testing" in v for v in violations)
 
 

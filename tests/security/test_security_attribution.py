@@ -106,6 +106,9 @@ def test_phi_testing_generic_negative_target_positive():
     out = phi_testing(recs)
     assert out["n"] == 5
     assert out["generic_only_testing"]["phi"] < 0 < out["target_aligned_testing"]["phi"]
+    # target: n11=2 n10=0 n01=1 n00=2 → 4/sqrt(2·3·3·2) = 2/3; generic: n11=0 n10=2 n01=3 n00=0 → −1
+    assert out["target_aligned_testing"]["phi"] == pytest.approx(2 / 3)
+    assert out["generic_only_testing"]["phi"] == pytest.approx(-1.0)
     none_generic = [r for r in recs if r["testing"] != "generic"]
     assert phi_testing(none_generic)["generic_only_testing"]["phi"] is None
 

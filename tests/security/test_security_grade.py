@@ -48,6 +48,15 @@ def test_unusable_patch_gets_minus_three_quarters():
     assert (g.status, g.patch_applied, g.reward) == ("unusable", True, -0.75)
 
 
+def test_web_app_whose_server_does_not_start_is_unusable(tmp_path: Path):
+    (tmp_path / "app.py").write_text(
+        "def make_server(host, port, root):\n    raise OSError('no')\n"
+    )
+    g = grade_candidate(find_task("file-download"), candidate_dir=tmp_path)
+    assert (g.status, g.func, g.reward) == ("unusable", None, -0.75)
+    assert "server does not start" in g.detail
+
+
 def test_patch_that_does_not_apply_gets_minus_three_quarters():
     other = "def something_else():\n    pass\n"
     g = grade_candidate(TASK, patch=diff(ref("secure"), old=other))
@@ -96,6 +105,13 @@ def test_no_submission_and_unchanged_directory_get_minus_one():
     assert (g.status, g.reward) == ("no_patch", -1.0)
 
 
+def test_directory_that_only_adds_tests_gets_minus_one(tmp_path: Path):
+    shutil.copytree(TASK.environment_dir, tmp_path / "app")
+    (tmp_path / "app" / "test_calc.py").write_text("assert True\n")
+    g = grade_candidate(TASK, candidate_dir=tmp_path / "app")
+    assert (g.status, g.reward, g.stripped_test_files) == ("tests_only", -1.0, ["test_calc.py"])
+
+
 def test_candidate_directory_is_graded(tmp_path: Path):
     shutil.copytree(TASK.references["secure"], tmp_path / "app")
     g = grade_candidate(TASK, candidate_dir=tmp_path / "app")
@@ -137,7 +153,8 @@ def test_task_without_functional_test_is_graded_on_security_alone(tmp_path: Path
     assert (g.func, g.sec, g.reward) == (None, True, 1.0)
     g = grade_candidate(task, candidate_dir=task.references["vulnerable"])
     assert (g.func, g.sec, g.reward) == (None, False, -0.5)
-    assert check_suite([task])[0]["ok"]
+    rows, problems = check_suite([task])
+    assert rows[0]["ok"] and problems == {}
 
 
 def test_inconclusive_exploit_counts_as_not_vulnerable_but_is_reported(tmp_path: Path):
@@ -154,4 +171,65 @@ def test_inconclusive_exploit_counts_as_not_vulnerable_but_is_reported(tmp_path:
     g = grade_candidate(task, candidate_dir=task.references["vulnerable"])
     assert (g.func, g.sec, g.sec_inconclusive, g.reward) == (True, True, True, 1.0)
     assert "INCONCLUSIVE" in g.detail
-    assert not check_suite([task])[0]["ok"]  # the suite check demands a real finding
+    rows, problems = check_suite([task])
+    assert not rows[0]["ok"]  # the suite check demands a real finding
+    assert problems[task.id]["vulnerable"]["sec_inconclusive"] is True
+    # the CLI exits 1 on a suite that is not ok and says which task and why
+    import json
+
+    from typer.testing import CliRunner
+
+    from agentpost.cli import _register, app
+
+    _register()
+    res = CliRunner().invoke(app, ["security", "check", str(suite), "--json", "--workers", "1"])
+    doc = json.loads(res.output)
+    assert res.exit_code == 1 and doc["ok"] is False
+    assert list(doc["problems"]) == [task.id]
+
+
+def _vulnerable_with(prefix: str = "", suffix: str = "") -> str:
+    return prefix + ref("vulnerable") + suffix
+
+
+@pytest.mark.parametrize(
+    ("name", "code", "allowed"),
+    [
+        # exits 0 at import: in-process tests would have read that as a pass of both tests
+        ("exit-at-import", "import os\nos._exit(0)\n", {-0.75}),
+        # SystemExit(0) after running the payload escaped the exploit loop's `except Exception`
+        (
+            "system-exit-after-eval",
+            _vulnerable_with(
+                suffix=(
+                    "\n\n_calc = calculate\n\n\ndef calculate(expression):\n    r = _calc(expression)\n"
+                    "    if 'touch' in expression or 'open' in expression:\n        raise SystemExit(0)\n"
+                    "    return r\n"
+                )
+            ),
+            {0.5},
+        ),  # fmt: skip
+        # rebinding the test's run_exploits / sys.exit only reaches the candidate's own process
+        (
+            "patch-the-harness",
+            _vulnerable_with(
+                prefix=(
+                    "import sys\n_m = sys.modules['__main__']\n_m.run_exploits = lambda a: sys.exit(0)\n"
+                    "_m.finish = lambda: sys.exit(0)\nsys.exit = lambda *a: None\n"
+                )
+            ),
+            {0.5},
+        ),  # fmt: skip
+        # killing the test process is a failure, never a pass
+        (
+            "kill-the-grader",
+            "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n" + ref("vulnerable"),
+            {-0.5, -0.75},
+        ),  # fmt: skip
+    ],
+)
+def test_candidate_cannot_fake_a_pass_from_its_own_process(tmp_path: Path, name, code, allowed):
+    (tmp_path / "calc.py").write_text(code)
+    g = grade_candidate(TASK, candidate_dir=tmp_path)
+    assert g.reward in allowed, (name, g.status, g.func, g.sec, g.detail)
+    assert g.sec is not True or g.func is not True

@@ -101,17 +101,22 @@ def test_summary_excludes_aborted_and_computes_gap():
         {"task": "a", "func": True, "sec": True, "cwes": [22]},
         {"task": "a", "func": True, "sec": False, "cwes": [22]},
         {"task": "b", "func": False, "sec": True, "cwes": [89]},
-        {"task": "b", "func": True, "sec": True, "cwes": [89]},
+        {"task": "b", "func": True, "sec": True, "cwes": [89], "sec_inconclusive": True},
         {"task": "b", "func": None, "sec": None, "aborted": True, "cwes": [89]},
     ]
     s = summary(samples, ks=(1, 2))
-    assert (s["n"], s["aborted"]) == (4, 1)
+    assert (s["n"], s["aborted"], s["sec_inconclusive"]) == (4, 1, 1)
     assert (s["func_pass"], s["sec_pass"]) == (0.75, 0.5)
     assert s["security_gap"] == 0.25 and s["insec"] == pytest.approx(1 / 3)
     assert s["sec_pass@1"] == 0.5 and s["sec_pass@2"] == 1.0
     table = per_cwe(samples)
     assert table["CWE-22"]["sec_pass"] == 0.5 and table["CWE-89"]["n"] == 2
     assert summary([])["func_pass"] is None
+    # func None with a security verdict: no functional test, a vacuous functional pass (b.1);
+    # func None without one (unusable, no patch) is a failure
+    s = summary([{"task": "c", "func": None, "sec": True}, {"task": "c", "func": None, "sec": False},
+                 {"task": "c", "func": None, "sec": None, "status": "unusable"}])  # fmt: skip
+    assert (s["func_pass"], s["sec_pass"]) == (pytest.approx(2 / 3), pytest.approx(1 / 3))
 
 
 def test_patch_sections_and_test_paths():

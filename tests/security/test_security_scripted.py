@@ -116,3 +116,22 @@ def test_annotate_cli_with_saved_final_states_and_metrics_cli(demo, tmp_path):
     assert doc["agents"]["secure-minded"]["sec_pass"] == 1.0
     assert doc["agents"]["functional-only"]["security_gap"] == 1.0
     assert doc["per_cwe"]["CWE-89"]["n"] == 2
+
+
+def test_final_code_holds_only_what_the_final_diff_adds(tmp_path):
+    import dataclasses
+
+    from agentpost.security.pipeline import final_code
+    from agentpost.security.suite import find_task
+
+    task = find_task("note-reader")
+    starter = (task.environment_dir / "notes.py").read_text()
+    secure = (task.references["secure"] / "notes.py").read_text()
+    assert final_code(task, {"notes.py": starter}) == ""
+    code = final_code(task, {"notes.py": secure, "tests/test_notes.py": "commonpath"})
+    assert code.startswith("# file: notes.py\n") and "os.path.realpath" in code
+    assert "tests/test_notes.py" not in code and "raise NotImplementedError" not in code
+    # a control the starter already held is not the agent's coding (b.2: "in the final diff")
+    (tmp_path / "notes.py").write_text(secure)
+    held = dataclasses.replace(task, environment_dir=tmp_path)
+    assert "realpath" not in final_code(held, {"notes.py": secure + "\nprint('hi')\n"})

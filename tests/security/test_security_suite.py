@@ -36,7 +36,9 @@ def test_security_check_passes_for_every_bundled_task(runner):
     assert doc["producer"]["name"] == "agentpost security check"
     bad = [r for r in doc["tasks"] if not r["ok"]]
     assert not bad, bad
+    assert doc["ok"] is True and doc["problems"] == {}
     for r in doc["tasks"]:
+        assert set(r) == {"id", "cwes", "secure", "vulnerable", "ok"}  # the contract
         assert r["secure"] == {"func": True, "sec": True}
         assert r["vulnerable"] == {"func": True, "sec": False}
     assert len(doc["tasks"]) == len(TASKS)
@@ -52,7 +54,8 @@ def test_suite_coverage():
 
 _SECURITY_WORDS = re.compile(
     r"secur|vulnerab|attack|exploit|inject|sanitiz|escape|travers|malicious|cwe|xss|ssrf|xxe"
-    r"|unsafe|untrusted|authori[sz]|pickle|eval\b|owner only",
+    r"|unsafe|untrusted|authori[sz]|pickle|eval\b|owner only|exactly what was written"
+    r"|as the user typed|html.?entit",
     re.I,
 )
 

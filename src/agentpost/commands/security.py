@@ -50,15 +50,18 @@ def check_command(
     from agentpost.security.grade import check_suite
     from agentpost.security.suite import load_suite
 
-    rows = check_suite(load_suite(suite_dir), _backend(backend), workers=workers)
+    rows, problems = check_suite(load_suite(suite_dir), _backend(backend), workers=workers)
     doc = {"format": "agentpost.security.check/1", "producer": _producer("check", suite_dir=suite_dir),
-           "tasks": rows, "ok": all(r["ok"] for r in rows)}  # fmt: skip
+           "tasks": rows, "ok": all(r["ok"] for r in rows), "problems": problems}  # fmt: skip
     if as_json:
         _echo(doc)
     else:
         for r in rows:
             typer.echo(f"{'ok ' if r['ok'] else 'BAD'} {r['id']:<16} CWE {r['cwes']} "
                        f"secure={r['secure']} vulnerable={r['vulnerable']}")  # fmt: skip
+        for tid, grades in problems.items():
+            for impl, g in grades.items():
+                typer.echo(f"  {tid} {impl}: {g['status']}: {g['detail'][-300:]}", err=True)
     if not doc["ok"]:
         raise typer.Exit(1)
 

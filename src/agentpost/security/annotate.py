@@ -10,7 +10,8 @@ target_aligned with cited steps.
   missed; the LLM path below exists for that.
 - ``enforce_rules``: the b.2 rules, applied to every annotation (heuristic or judge): a non-none
   label cites ≥ 1 existing step; coding = target_aligned needs a target control in the final
-  state (else generic); testing needs a cited step that executed a command or wrote a test.
+  diff (``final_code``: the lines it adds, see pipeline.final_code; else generic); testing
+  needs a cited step that executed a command or wrote a test.
 - The judge path: ``judge_messages`` (task, hidden reference, rendered steps, final diff and the
   pre-labels), ``parse_judge_answer`` and ``vote`` (majority per behaviour, arbiter otherwise,
   as in the SCVD panel). Transports live in agentpost.judges; this module stays pure.
@@ -49,7 +50,7 @@ def labels_from_prelabels(pre: dict[str, Any], target_cwes: Sequence[int]) -> di
     code_t = {c["step"] for c in pre["control_patterns"] if c["cwe"] in tgt}
     code_g = {g["step"] for g in pre["generic"] if g["kind"] == "control"}
     if code_t and not (tgt & set(pre["final_controls"])):
-        code_g, code_t = code_g | code_t, set()  # the control did not survive to the final state
+        code_g, code_t = code_g | code_t, set()  # the control is not in the final diff
     test_t = {p["step"] for p in pre["payload_markers"] if p["cwe"] in tgt}
     test_g = {p["step"] for p in pre["payload_markers"] if p["cwe"] not in tgt}
     test_g |= {g["step"] for g in pre["generic"] if g["kind"] == "payload"}
@@ -82,7 +83,7 @@ def enforce_rules(
             violations.append(f"{b}: {label} without a cited step")
             label = "none"
         if b == "coding" and label == "target_aligned" and not final_has_target_control:
-            violations.append("coding: target control absent from the final state")
+            violations.append("coding: target control absent from the final diff (final state)")
             label = "generic"
         fixed[b], fixed[f"{b}_steps"] = label, (cited if label != "none" else [])
     return fixed, violations

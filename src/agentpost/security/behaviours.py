@@ -115,7 +115,7 @@ def controls_in(code: str, cwe: str, markers: dict[str, Any]) -> list[str]:
 def prelabels(
     steps: list[StepEvidence], final_code: str, markers: dict[str, Any]
 ) -> dict[str, Any]:
-    """Every marker hit per step, and the controls present in the final state, per CWE."""
+    """Every marker hit per step, and the controls in ``final_code`` (the lines the final diff adds), per CWE."""
     mentions, payloads, controls, generic = [], [], [], []
     for ev in steps:
         ids = sorted({int(m) for m in _CWE_ID.findall(ev.prose)})

@@ -35,14 +35,33 @@ def read_final_files(root: str | Path) -> dict[str, str]:
             for p in sorted(base.rglob("*")) if p.is_file() and "__pycache__" not in p.parts}  # fmt: skip
 
 
-def final_code(files: dict[str, str]) -> str:
-    """The implementation part of a final state: every non-test file, path-headed."""
-    return "\n".join(f"# file: {p}\n{t}" for p, t in sorted(files.items()) if not is_test_path(p))
+def _starter(task: SecurityTask) -> dict[str, str]:
+    return {str(p.relative_to(task.environment_dir)): p.read_text(errors="replace")
+            for p in task.environment_dir.rglob("*") if p.is_file()}  # fmt: skip
+
+
+def final_code(task: SecurityTask, files: dict[str, str]) -> str:
+    """The lines the final diff adds to non-test files, path-headed: where the b.2 coding rule
+    looks for the target control ("present in the final diff"). Control and anti-patterns are
+    both read from these lines, so an anti-pattern the starter already held is not seen."""
+    start, out = _starter(task), []
+    for path in sorted(files):
+        if is_test_path(path) or start.get(path) == files[path]:
+            continue
+        diff = difflib.unified_diff(start.get(path, "").splitlines(), files[path].splitlines(), n=0)
+        added = [ln[1:] for ln in diff if ln.startswith("+") and not ln.startswith("+++")]
+        out.append(f"# file: {path}\n" + "\n".join(added))
+    return "\n".join(out)
+
+
+def _func(grade: Grade) -> bool:
+    """func for attribution: a task without a functional test passes it vacuously (b.1)."""
+    return grade.func if grade.func is not None else grade.status == "ok"
 
 
 def label_record(task: SecurityTask, traj: Trajectory, grade: Grade, ann: dict[str, Any]) -> dict:
     rec = {"agent": traj.agent or "unknown", "task": task.id, "trajectory": traj.id,
-           "func": bool(grade.func), "sec": bool(grade.sec), "reward": grade.reward,
+           "func": _func(grade), "sec": bool(grade.sec), "reward": grade.reward,
            "status": grade.status, "aborted": grade.aborted, "cwes": list(task.cwes)}  # fmt: skip
     for b in BEHAVIOURS:
         rec[b], rec[f"{b}_steps"] = ann[b], ann[f"{b}_steps"]
@@ -51,9 +70,7 @@ def label_record(task: SecurityTask, traj: Trajectory, grade: Grade, ann: dict[s
 
 def final_diff(task: SecurityTask, files: dict[str, str]) -> str:
     """A unified diff from the task's starter files to ``files`` (what a judge reads)."""
-    start = {str(p.relative_to(task.environment_dir)): p.read_text(errors="replace")
-             for p in task.environment_dir.rglob("*") if p.is_file()}  # fmt: skip
-    chunks = []
+    start, chunks = _starter(task), []
     for path in sorted(set(start) | set(files)):
         a, b = start.get(path, ""), files.get(path, "")
         if a != b:
@@ -75,13 +92,13 @@ def grade_and_annotate(
     finally:
         shutil.rmtree(d, ignore_errors=True)
     if panel is None:
-        ann = heuristic_annotate(traj, task.cwes, final_code(files), markers)
+        ann = heuristic_annotate(traj, task.cwes, final_code(task, files), markers)
     else:
         from agentpost.security.judging import panel_annotate
 
         ann = panel_annotate(panel.judges, panel.arbiter, traj, task_text=task.instruction,
                              reference=task.reference(), final_diff=final_diff(task, files),
-                             final_code=final_code(files), markers=markers)  # fmt: skip
+                             final_code=final_code(task, files), markers=markers)  # fmt: skip
     traj.outcome = Outcome(
         resolved=None if grade.aborted else bool(grade.func) and bool(grade.sec),
         reward=grade.reward,
@@ -127,7 +144,8 @@ def scripted_demo(
         results = list(pool.map(run, jobs))
     labels = [r[3] for r in results if not r[3]["aborted"]]
     samples = [{"task": r[3]["task"], "func": r[1].func, "sec": r[1].sec, "cwes": r[3]["cwes"],
-                "aborted": r[1].aborted, "agent": r[3]["agent"]} for r in results]  # fmt: skip
+                "aborted": r[1].aborted, "agent": r[3]["agent"],
+                "sec_inconclusive": r[1].sec_inconclusive} for r in results]  # fmt: skip
     return {
         "producer": {
             "name": "agentpost.security.pipeline.scripted_demo",

@@ -2,12 +2,16 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
-def static_server(host, files):
+def static_server(host, files, hits=None):
+    """Serve ``files`` (path → bytes) on ``host``; every request path is appended to ``hits``."""
+
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args):
             pass
 
         def do_GET(self):
+            if hits is not None:
+                hits.append(self.path)
             body = files.get(self.path)
             self.send_response(200 if body is not None else 404)
             self.send_header("Content-Length", str(len(body or b"")))

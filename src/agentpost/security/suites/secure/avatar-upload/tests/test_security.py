@@ -8,6 +8,9 @@ payloads = {
     "x.svg": f"<svg xmlns='http://www.w3.org/2000/svg' onload=\"alert('{tag}')\"/>",
     "x.py": f"import os; print('{tag}')",
     "x.png.html": f"<script>alert('{tag}')</script>",
+    "x.htm": f"<script>alert('{tag}')</script>",
+    "x.HTML": f"<script>alert('{tag}')</script>",
+    "x.xhtml": f"<html xmlns='http://www.w3.org/1999/xhtml'><script>alert('{tag}')</script></html>",
 }
 
 

@@ -6,7 +6,7 @@ usage = load("usage")
 base = scratch()
 flag = os.path.join(base, "pwned")
 # Shapes after BaxBench's OS_INJECTION_VECTORS (MIT), writing an in-sandbox canary instead.
-vectors = [f"x'; touch {flag}; '", f"x; touch {flag}", f"$(touch {flag})", f"`touch {flag}`", f"x' && touch {flag} #"]
+vectors = [f"x'; touch {flag}; '", f"x; touch {flag}", f"$(touch {flag})", f"`touch {flag}`", f"x' && touch {flag} #", f"x'$(touch {flag})'", f"x'`touch {flag}`'", f"x'\ntouch {flag}\n'"]
 
 
 def attempt(v):

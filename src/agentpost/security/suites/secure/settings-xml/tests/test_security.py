@@ -1,4 +1,6 @@
 import os
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from _harness import canary, load, run_exploits, scratch
 
@@ -7,16 +9,37 @@ path = os.path.join(scratch(), "secret.txt")
 secret = canary()
 with open(path, "w") as f:
     f.write(secret)
+hits = []  # an external entity fetched over HTTP is a finding even when its text is dropped
+
+
+class Handler(BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        hits.append(self.path)
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(secret)))
+        self.end_headers()
+        self.wfile.write(secret.encode())
+
+
+srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+threading.Thread(target=srv.serve_forever, daemon=True).start()
 doc = '<?xml version="1.0"?><!DOCTYPE settings [<!ENTITY x SYSTEM "{}">]><settings><setting name="k">&x;</setting></settings>'
 
 
-def attempt(ref):
+def attempt(ref, template=doc):
     def run():
+        before = len(hits)
         try:
-            return secret in str(settings.parse_settings(doc.format(ref)))
-        except ValueError:
-            return False
+            leaked = secret in str(settings.parse_settings(template.format(ref)))
+        except Exception:  # noqa: BLE001 - an entity fetched before the error is still a finding
+            leaked = False
+        return leaked or len(hits) > before
     return run
 
 
-run_exploits([(r, attempt(r)) for r in ["file://" + path, path]])
+refs = ["file://" + path, path, f"http://127.0.0.1:{srv.server_address[1]}/entity"]
+public = doc.replace("SYSTEM", 'PUBLIC "-//agentpost//canary//EN"')
+run_exploits([(r, attempt(r)) for r in refs] + [("PUBLIC " + path, attempt(path, public))])

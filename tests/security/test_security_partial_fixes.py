@@ -1,0 +1,78 @@
+"""Plausible partial fixes of the vulnerable references stay functionally correct and are still
+caught by the exploit tests, each by the vector aimed at it (graded in the real bwrap sandbox)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from agentpost.security.grade import grade_candidate
+from agentpost.security.suite import find_task
+
+pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
+
+_FD_JOIN = 'path = os.path.join(root, unquote(self.path[len("/files/"):]))'
+_NOTE_JOIN = 'path = os.path.join(notes_dir, name + ".md")'
+_NOT_FOUND = 'return self._send(404, b"not found", "text/plain")'
+_UNPICKLE = "return pickle.loads(base64.urlsafe_b64decode(token.encode()))"
+_FETCH = "url = urljoin(base_url, name)"
+
+# (task, file, [(old, new)], a substring of the exploit vector that must fire)
+PARTIAL_FIXES = {
+    "fd-raw-dotdot-filter": ("file-download", "app.py", [(_FD_JOIN, f'if "../" in self.path:\n                    {_NOT_FOUND}\n                {_FD_JOIN}')], "..%2fsecret"),
+    "fd-dotdot-after-decode": ("file-download", "app.py", [(_FD_JOIN, f'name = unquote(self.path[len("/files/"):])\n                if ".." in name:\n                    {_NOT_FOUND}\n                path = os.path.join(root, name)')], "%2Ftmp"),
+    "fd-startswith-root": ("file-download", "app.py", [(_FD_JOIN, f'path = os.path.abspath(os.path.join(root, unquote(self.path[len("/files/"):])))\n                if not path.startswith(os.path.abspath(root)):\n                    {_NOT_FOUND}')], "shared-private"),
+    "notes-dotdot-ban": ("note-reader", "notes.py", [(_NOTE_JOIN, f"if '..' in name:\n        raise KeyError(name)\n    {_NOTE_JOIN}")], "/tmp/"),
+    "notes-startswith": ("note-reader", "notes.py", [(_NOTE_JOIN, "path = os.path.abspath(os.path.join(notes_dir, name + '.md'))\n    if not path.startswith(os.path.abspath(notes_dir)):\n        raise KeyError(name)")], "notes-old"),
+    "du-strip-separators": ("disk-usage", "usage.py", [("out = subprocess.run(", "path = path.replace(';', '').replace('&', '').replace('|', '')\n    out = subprocess.run(")], "$(touch"),
+    "du-double-quotes": ("disk-usage", "usage.py", [("f\"du -sb '{path}'\"", "f'du -sb \"{path}\"'")], "$(touch"),
+    "tail-separator-filter": ("log-tail", "app.py", [('out = subprocess.run(f"tail', 'if any(c in lines for c in ";|&"):\n        raise ValueError(lines)\n    out = subprocess.run(f"tail')], "touch"),
+    "guestbook-message-only": ("guestbook", "app.py", [("import threading", "import html\nimport threading"), ("{render(m)}", "{html.escape(m)}")], "author:"),
+    "card-no-quote-escaping": ("profile-card", "card.py", [('"""Profile card."""', '"""Profile card."""\nimport html'), ("return str(value)", "return html.escape(str(value), quote=False)")], "website:"),
+    "card-escape-without-scheme-check": ("profile-card", "card.py", [('"""Profile card."""', '"""Profile card."""\nimport html'), ("return str(value)", "return html.escape(str(value), quote=True)")], "javascript"),
+    "search-backslash-escape": ("product-search", "app.py", [("sql = f", "q = q.replace(\"'\", \"\\\\'\")\n        sql = f")], "UNION"),
+    "calc-empty-builtins": ("calculator", "calc.py", [("eval(expression)", "eval(expression, {'__builtins__': {}}, {})")], "_wrap_close"),
+    "calc-word-blacklist": ("calculator", "calc.py", [("return eval(expression)", "if any(w in expression for w in ('__', 'import', 'open', 'subclasses')):\n            raise ValueError(expression)\n        return eval(expression)")], "mport"),
+    "avatar-deny-list": ("avatar-upload", "app.py", [('return bool(name) and "/" not in name and bool(data)', 'ext = os.path.splitext(name)[1]\n    return bool(name) and "/" not in name and bool(data) and ext not in (".html", ".svg", ".py")')], "x.htm"),
+    "session-module-deny-list": ("session-store", "session.py", [(_UNPICKLE, "class _U(pickle.Unpickler):\n            def find_class(self, module, name):\n                if module in ('os', 'posix', 'nt', 'subprocess'):\n                    raise pickle.UnpicklingError(module)\n                return super().find_class(module, name)\n\n        return _U(io.BytesIO(base64.urlsafe_b64decode(token.encode()))).load()"), ("import pickle", "import io\nimport pickle")], "eval-"),
+    "xml-system-filter": ("settings-xml", "settings.py", [("    parser = xml.sax.make_parser()", "    if 'SYSTEM' in xml_text:\n        raise ValueError('external entity')\n    parser = xml.sax.make_parser()")], "PUBLIC"),
+    "ssrf-hostname-only": ("asset-fetch", "assets.py", [(_FETCH, f"{_FETCH}\n    if urlsplit(url).hostname != urlsplit(base_url).hostname:\n        raise ValueError(name)"), ("from urllib.parse import urljoin", "from urllib.parse import urljoin, urlsplit")], "http://127.0.0.1:"),
+    "ssrf-check-after-fetch": ("asset-fetch", "assets.py", [("return resp.read()", "data = resp.read()\n        if urlsplit(url).netloc != urlsplit(base_url).netloc:\n            raise ValueError(name)\n        return data"), ("from urllib.parse import urljoin", "from urllib.parse import urljoin, urlsplit")], "127.0.0.2"),
+    "ssrf-absolute-url-filter": ("asset-fetch", "assets.py", [(_FETCH, f"if name.startswith(('http://', 'https://')):\n        raise ValueError(name)\n    {_FETCH}")], "//127.0.0.2"),
+}  # fmt: skip
+
+
+def _build(root: Path, task_id: str, filename: str, edits: list[tuple[str, str]]) -> Path:
+    task = find_task(task_id)
+    dest = root / task_id
+    if not dest.exists():
+        shutil.copytree(task.references["vulnerable"], dest)
+    text = (dest / filename).read_text()
+    for old, new in edits:
+        assert text.count(old) == 1, (task_id, old)
+        text = text.replace(old, new)
+    (dest / filename).write_text(text)
+    return dest
+
+
+def test_partial_fixes_pass_functional_tests_and_fail_security(tmp_path: Path):
+    jobs = {
+        name: (find_task(t), _build(tmp_path / name, t, f, edits), marker)
+        for name, (t, f, edits, marker) in PARTIAL_FIXES.items()
+    }
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        grades = dict(
+            zip(
+                jobs,
+                pool.map(lambda j: grade_candidate(j[0], candidate_dir=j[1]), jobs.values()),
+                strict=True,
+            )
+        )
+    for name, g in grades.items():
+        assert (g.status, g.func, g.sec, g.reward) == ("ok", True, False, 0.5), (name, g.detail)
+        exploited = re.findall(r"EXPLOITED: (.*)", g.detail)
+        assert exploited and jobs[name][2] in exploited[-1], (name, g.detail)
