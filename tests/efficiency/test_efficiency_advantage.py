@@ -217,6 +217,10 @@ def test_batch_from_json_names_the_bad_place():
                 ]
             }
         )
+    with pytest.raises(ValueError, match=r"\$\.rollouts\[0\]\.tokens"):
+        batch_from_json(
+            {"rollouts": [{"group": "t", "resolved": True, "tokens": True, "turns": []}]}
+        )
     with pytest.raises(ValueError, match=r"\$\.rollouts\[0\]\.resolved"):
         batch_from_json({"rollouts": [{"group": "t", "resolved": 1, "tokens": 5, "turns": []}]})
 
@@ -229,3 +233,50 @@ def test_bad_options_and_overlapping_spans_are_rejected():
         hero_advantages_reference(b, coarse_form="cubic")
     with pytest.raises(ValueError, match="overlaps"):
         make_batch(["g"], [True], [1.0], [[(0.1, 0, 5), (0.2, 3, 6)]])
+
+
+def test_penalty_threshold_is_the_pooled_linear_20th_percentile():
+    b = random_batch(11)
+    a = hero_advantages(b)
+    tg = b.group[b.turn_rollout]
+    for g in range(b.n_groups):
+        h = b.turn_entropy[tg == g]
+        q = np.percentile(h, 20)  # numpy's default: linear interpolation
+        assert a.q[g] == pytest.approx(q, abs=1e-12)
+        pen = a.penalty[tg == g]
+        assert np.allclose(pen, np.where(h <= q, -np.tanh(1 - h / q), 0.0), atol=1e-12)
+
+
+def test_degenerate_entropy_threshold_skips_the_penalty():
+    # q = 0 (most turns certain): the penalty is skipped for that group only
+    b = make_batch(
+        ["a"] * 2 + ["b"] * 2,
+        [True, True, True, False],
+        [10, 20, 10, 20],
+        [[(0.0, 0, 1), (0.0, 1, 2)], [(0.0, 0, 1), (0.5, 1, 2)]]
+        + [[(0.1, 0, 1), (0.9, 1, 2)], [(0.2, 0, 1), (0.9, 1, 2)]],
+    )
+    a = hero_advantages(b)
+    assert a.q[0] == 0.0 and np.all(a.penalty[:4] == 0)
+    assert np.any(a.penalty[4:] < 0)
+
+
+def test_highest_entropy_control_puts_the_largest_penalty_on_the_highest_entropy():
+    b = random_batch(5)
+    full = hero_advantages(b)
+    hi = hero_advantages(b, **HeroConfig().with_ablation("highest_entropy_20").kwargs())
+    tg = b.group[b.turn_rollout]
+    for g in range(b.n_groups):
+        h, pen = b.turn_entropy[tg == g], hi.penalty[tg == g]
+        hit = pen < 0
+        assert hit.sum() == (full.penalty[tg == g] < 0).sum()
+        order = np.argsort(h[hit])
+        assert np.all(np.diff(np.abs(pen[hit][order])) >= 0)  # magnitude grows with entropy
+
+
+def test_no_calibration_uses_one_median_over_the_group():
+    b = make_batch(["g"] * 5, [True, True, False, False, False], [10, 30, 50, 70, 90], [[]] * 5)
+    shared = hero_advantages(b, calibration=False).coarse
+    assert shared[2] == 0.0 and shared[0] > 0 > shared[4]  # median 50 over all five
+    calibrated = hero_advantages(b).coarse
+    assert calibrated[3] == 0.0 and calibrated[2] > 0  # median 70 among the failures

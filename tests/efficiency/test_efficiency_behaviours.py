@@ -48,6 +48,11 @@ def test_trs_reproduces_the_paper_table(r, c, expected):
         ("pip install x", False),
         ("git commit -m x", False),
         ("rm -rf build", False),
+        ("find . -name '*.py'", True),
+        ("find . -name '*.pyc' -delete", False),
+        ("find . -exec sed -i s/a/b/ {} +", False),
+        ("sed --in-place s/a/b/ f", False),
+        ("echo hi 2>&1", True),
     ],
 )
 def test_read_only_command_classifier(cmd, ro):
@@ -126,6 +131,10 @@ def test_token_entropy_renormalised_and_tail_variants():
     assert token_entropy(half)[0] == pytest.approx(math.log(10))
     tail = token_entropy(half, renorm=False)[0]
     assert tail == pytest.approx(-10 * 0.05 * math.log(0.05) - 0.5 * math.log(0.5))
+    mixed = np.array([[math.log(0.01)] * 5 + peaked(0.5, 5)])  # 10 columns, top-5 last
+    assert token_entropy(mixed, topk=5)[0] == pytest.approx(
+        token_entropy(np.array([peaked(0.5, 5)]))[0]
+    )
     t = turn(0, [shell("ls")], p_top=0.99)
     assert turn_entropy(t) < turn_entropy(turn(0, [shell("ls")], p_top=0.3))
     assert turn_entropy(turn(0, [shell("ls")])) is None
@@ -151,6 +160,19 @@ def test_cache_hit_and_cost_are_null_when_unknown():
     assert cache_hit_rate([known]) == pytest.approx(0.9)
     unknown = traj("b", "t", "m", True, [turn(0, [shell("ls")], inp=1000, cached=None, out=10)])
     assert cache_hit_rate([unknown]) is None
+    # a call without a cached count does not dilute the hit rate of the calls that have one
+    mixed = traj(
+        "c",
+        "t",
+        "m",
+        True,
+        [
+            turn(0, [shell("ls")], inp=1000, cached=None),
+            turn(1, [shell("ls")], inp=500, cached=400),
+        ],
+    )
+    assert cache_hit_rate([mixed]) == pytest.approx(0.8)
+    assert cache_hit_rate([known, mixed]) == pytest.approx((900 + 400) / (1000 + 500))
     assert trajectory_cost(unknown, Prices()) is None
     cost = trajectory_cost(known, Prices(input=2.0, output=8.0))
     assert cost == pytest.approx(100 * 2 + 900 * 0.2 + 100 * 8)

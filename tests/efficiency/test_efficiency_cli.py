@@ -65,6 +65,9 @@ def test_analyze_document_has_stable_keys_and_numbers():
     assert models["b"]["mean_tokens_m"] < models["a"]["mean_tokens_m"]
     assert models["a"]["behaviour_counts"]["repeated_call"] > 0
     assert doc["runs"][0]["trs"] is not None and len(doc["runs"]) == 2
+    run_a = next(r for r in doc["runs"] if r["model"] == "a")
+    assert run_a["turns"] == models["a"]["turns"]
+    assert run_a["read_only_share"] == pytest.approx(models["a"]["read_only_share"])
     g = next(x for x in doc["groups"] if x["model"] == "a" and x["task_id"] == "t1")
     assert g["variation"]["n_resolved"] == 3 and g["variation"]["cmax_cmin"] > 1
     row = doc["trajectories"][0]
@@ -81,8 +84,17 @@ def test_efficiency_cli_json_and_tables(tmp_path):
     assert {m["model"] for m in doc["models"]} == {"a", "b"}
     res = cli("efficiency", str(path))
     assert res.returncode == 0 and "Efficiency per model" in res.stdout
+    assert "Turns per behaviour" in res.stdout and "Cmax/Cmin" in res.stdout
     res = cli("efficiency", str(tmp_path / "missing.jsonl"))
     assert res.returncode != 0 and "missing.jsonl" in res.stderr and "Traceback" not in res.stderr
+    for bad, where in (
+        ((str(tmp_path),), "not a file"),
+        ((str(path), "--entropy-topk", "0"), "--entropy-topk"),
+        ((str(path), "--repeat-window", "-2"), "--repeat-window"),
+        ((str(path), "--price-in", "-1"), "--price-in"),
+    ):
+        res = cli("efficiency", *bad)
+        assert res.returncode != 0 and where in res.stderr and "Traceback" not in res.stderr
 
 
 def test_hero_advantages_cli(tmp_path):
@@ -103,10 +115,29 @@ def test_hero_advantages_cli(tmp_path):
     assert out[0]["gate"] == pytest.approx(0.3 * (0.8 - 0.6) / 0.4)
     assert all(len(r["turn_advantages"]) == 4 for r in out)
     assert all(a <= 0 for a in out[4]["turn_advantages"])
-    grpo = json.loads(cli("hero", "advantages", str(path), "--ablation", "grpo").stdout)["rollouts"]
+    assert [r["resolved"] for r in out] == [True] * 4 + [False]
+    assert out[1]["tokens"] == 300 and out[0]["p"] == pytest.approx(0.8)
+    grpo = cli("hero", "advantages", str(path), "--ablation", "grpo", "--json")
+    grpo = json.loads(grpo.stdout)["rollouts"]
     assert all(len(set(r["turn_advantages"])) == 1 for r in grpo)
-    t = json.loads(cli("hero", "advantages", str(path), "--tau", "0.8", "--lam", "0.1").stdout)
-    assert t["rollouts"][0]["gate"] == pytest.approx(0.0)
+    t = cli("hero", "advantages", str(path), "--tau", "0.8", "--lam", "0.1", "--json")
+    assert json.loads(t.stdout)["rollouts"][0]["gate"] == pytest.approx(0.0)
+    # the spec's spelling of a b.11 variant works as well as the config key
+    hyphen = cli("hero", "advantages", str(path), "--ablation", "random-20%", "--json")
+    under = cli("hero", "advantages", str(path), "--ablation", "random_20", "--json")
+    assert json.loads(hyphen.stdout)["rollouts"] == json.loads(under.stdout)["rollouts"]
+    table = cli("hero", "advantages", str(path))  # without --json: a readable table
+    assert table.returncode == 0 and "gate w" in table.stdout
+    assert f"{out[0]['turn_advantages'][0]:+.3f}" in table.stdout
+    for bad, where in (
+        (("--tau", "1.5"), "--tau"),
+        (("--lam", "-1"), "--lam"),
+        (("--ablation", "no-such"), "--ablation"),
+    ):
+        res = cli("hero", "advantages", str(path), *bad)
+        assert res.returncode != 0 and where in res.stderr and "Traceback" not in res.stderr
+    res = cli("hero", "advantages", str(tmp_path))
+    assert res.returncode != 0 and "not a file" in res.stderr and "Traceback" not in res.stderr
     path.write_text(
         json.dumps(
             {

@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 from agentpost.train.masks import MultiTurnSample, sample_from_trajectory
-from agentpost.trajectory.model import Observation, Outcome, Producer, ToolCall, Trajectory, Turn
+from agentpost.trajectory.model import (
+    Observation,
+    Outcome,
+    Producer,
+    ToolCall,
+    Trajectory,
+    Turn,
+    Usage,
+)
 
 
 def encode(text: str) -> list[int]:
@@ -42,3 +50,7 @@ def test_sample_from_trajectory():
     assert s.resolved and s.prompt_ids == encode("fix it")
     assert [s.completion_ids[a:b] for a, b in s.turn_spans] == [encode("look\nls"), encode("done")]
     assert s.loss_mask.count(0) == len("a.py")
+    assert s.tokens == (6 + 7) + (6 + 7 + 4 + 4)  # no usage recorded: contexts recounted
+    t.turns[0].usage = Usage(input_tokens=900, output_tokens=40)
+    t.turns[1].usage = Usage(input_tokens=1000, output_tokens=10)
+    assert sample_from_trajectory(t, encode).tokens == 1950  # the recorded C_i (spec b.2)

@@ -1,12 +1,20 @@
 """TRL adapter: two GRPO steps with HERO advantages over multi-turn rollouts in bwrap sandboxes.
 
 A tiny random Llama (hidden 32) and a character-level tokenizer are built here (no downloads).
-Each turn's sampled text runs as a shell command in a real sandbox; outcomes are scripted per
-rollout so that groups are mixed (p = 0.75 > τ, so the gate is open and HERO terms are live).
+Each turn's sampled text goes to a real sandbox, which appends it to a file and answers with the
+file's size; outcomes are scripted per rollout so that groups are mixed (p = 0.75 > τ, so the
+gate is open and HERO terms are live).
+
+Determinism: the sampled text is never run as a shell command itself (random characters can
+start background jobs whose output order races, or read the clock), so the observation fed back
+to the policy is a pure function of the actions; torch runs on one thread; sampling is seeded
+(torch here, TRL's ``seed`` for generation and batch shuffling). The same machine therefore
+replays the same rollouts, and the checks below do not depend on which rows TRL shuffles where.
 """
 
 from __future__ import annotations
 
+import shlex
 import string
 
 import numpy as np
@@ -59,6 +67,10 @@ def tiny_model(vocab: int):
     return transformers.LlamaForCausalLM(cfg)
 
 
+def rows(ids, adv) -> list[tuple]:
+    return [(tuple(i.tolist()), tuple(a.tolist())) for i, a in zip(ids, adv, strict=True)]
+
+
 @pytest.mark.skipif(not BwrapBackend().available(), reason="bubblewrap is not available")
 def test_two_grpo_steps_apply_the_hero_advantage(tmp_path):
     torch.manual_seed(0)
@@ -66,11 +78,16 @@ def test_two_grpo_steps_apply_the_hero_advantage(tmp_path):
     assert tok.decode(tok.encode("ls -a", add_special_tokens=False)) == "ls -a"
     model = tiny_model(len(tok))
     before = {n: p.detach().clone() for n, p in model.named_parameters()}
-    # rollout n of each group of 4: resolved unless it is the last one (p = 0.75)
-    envs = []
+    # rollout n of each group of 4: resolved unless it is the last one (p = 0.75), except the
+    # last group of step 2, which fails throughout (p = 0: all-zero advantages, dropped, b.7)
+    envs, backend = [], BwrapBackend()
+
+    def record(action: str) -> str:  # the sandbox's files persist across a rollout's turns
+        return f"printf %s {shlex.quote(action)} >> /app/turns.txt && wc -c < /app/turns.txt"
 
     def env_factory(n: int, prompt: str):
-        envs.append(SandboxShellEnv(lambda env, n=n: n % G != G - 1))
+        outcome = lambda env, n=n: n < 3 * G and n % G != G - 1  # noqa: E731
+        envs.append(SandboxShellEnv(outcome, command=record, timeout_s=60, backend=backend))
         return envs[-1]
 
     rollout = make_rollout_func(env_factory, max_turns=3, max_new_tokens=6)
@@ -97,11 +114,19 @@ def test_two_grpo_steps_apply_the_hero_advantage(tmp_path):
         rollout_func=rollout,
         hero_config=hero,
     )
-    trainer.train()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        trainer.train()
+    finally:
+        torch.set_num_threads(threads)
 
-    assert len(rollout.history) == 2 and len(trainer.hero_applied) >= 2, len(rollout.history)
+    assert len(rollout.history) == 2 and len(trainer.hero_applied) == 2, len(rollout.history)
     execs = sum(len(e.results) for e in envs)
     assert execs >= 2 * G, f"only {execs} sandbox execs"  # real sandbox execs, multi-turn
+    for env in envs:  # each answer is the size of everything the rollout sent so far
+        sizes = np.cumsum([len(a.encode()) for a in env.actions]).tolist()
+        assert [int(r.stdout) for r in env.results] == sizes
     assert any(len(t) > 1 for h in rollout.history for t in h["hero_turns"])
     for hist, (gen_ids, gen_adv) in zip(rollout.history, trainer.hero_generated, strict=True):
         # the pure function, recomputed here from what the rollouts recorded
@@ -120,15 +145,17 @@ def test_two_grpo_steps_apply_the_hero_advantage(tmp_path):
         for i, m in enumerate(hist["env_mask"]):
             env_mask[i, : len(m)] = m
         assert np.array_equal(mask, env_mask.astype(bool))
-    # what reached the loss are rows of the generated batch (TRL may shuffle rows; two rollouts
-    # can share ids, e.g. an immediate EOS, so match on ids and advantages together)
-    gen_rows: dict[tuple, list] = {}
-    for ids, adv in trainer.hero_generated:
-        for r, a in zip(ids, adv, strict=True):
-            gen_rows.setdefault(tuple(r.tolist()), []).append(a)
-    for ids, adv in trainer.hero_applied:
-        for r, a in zip(ids, adv, strict=True):
-            cands = gen_rows.get(tuple(r.tolist()), [])
-            assert any(torch.allclose(c, a) for c in cands), f"applied row not generated: {r}"
+    # one generation per step (steps_per_generation = 1): the loss saw exactly the generated rows,
+    # in TRL's shuffled order; compare them as multisets of (ids, advantages)
+    for step, ((gen_ids, gen_adv), seen) in enumerate(
+        zip(trainer.hero_generated, trainer.hero_applied, strict=True)
+    ):
+        ids, adv, loss_mask = seen["completion_ids"], seen["advantages"], seen["loss_mask"]
+        assert sorted(rows(gen_ids, gen_adv)) == sorted(rows(ids, adv))
+        # the p = 0 group (step 2) left the loss and its token count; every other row is in it
+        dropped = ~loss_mask.bool().any(dim=1)
+        assert dropped.sum() == (G if step == 1 else 0)
+        assert torch.all(adv[dropped] == 0) and torch.all(adv[~dropped].abs().sum(1) > 0)
+        assert seen["num_items_in_batch"] == int(loss_mask.sum())
     changed = [n for n, p in model.named_parameters() if not torch.equal(p.detach(), before[n])]
     assert changed, "no parameter moved"

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+import types
+
 import numpy as np
 import pytest
 
@@ -87,7 +90,7 @@ def test_registered_in_verl_when_it_imports():
     assert adv.shape == rewards.shape
 
 
-def test_verl_compute_advantage_hook_reads_hero_tensors_from_the_batch():
+def test_verl_compute_advantage_hook_reads_hero_tensors_from_the_batch(monkeypatch):
     pytest.importorskip(
         "verl", reason="verl is an optional extra with its own venv (see verl_hero)"
     )
@@ -98,10 +101,18 @@ def test_verl_compute_advantage_hook_reads_hero_tensors_from_the_batch():
         pytest.skip(f"verl.trainer.ppo.ray_trainer does not import: {e}")
     from agentpost.train.verl_hero import install_compute_advantage_hook
 
+    # a verl module that did `from ...ray_trainer import compute_advantage` before the hook (as
+    # verl.trainer.ppo.v1.utils does; importing that one needs verl's transfer_queue extra)
+    probe = types.ModuleType("verl.agentpost_probe")
+    probe.compute_advantage = ray_trainer.compute_advantage
+    monkeypatch.setitem(sys.modules, probe.__name__, probe)
     rewards, mask, index, ent, total, resolved = verl_batch(2)
     hero = HeroConfig(tau=0.5, lam=0.4)
     install_compute_advantage_hook(hero)
     install_compute_advantage_hook(hero)  # idempotent: wraps verl's original once
+    hook = ray_trainer.compute_advantage
+    assert hook._agentpost_original.__module__ == "verl.trainer.ppo.ray_trainer"
+    assert probe.compute_advantage is hook  # re-pointed, not left on the original
     data = DataProto.from_dict(
         tensors={
             "token_level_rewards": torch.tensor(rewards, dtype=torch.float32),
@@ -123,3 +134,20 @@ def test_verl_compute_advantage_hook_reads_hero_tensors_from_the_batch():
     assert torch.allclose(out.batch["advantages"], expected)
     grpo = ray_trainer.compute_advantage(data, adv_estimator="grpo")  # others untouched
     assert grpo.batch["advantages"].shape == rewards.shape
+
+
+def test_hero_config_from_the_algorithm_config():
+    from agentpost.train.verl_hero import _config_from
+
+    assert _config_from(None) == HeroConfig()
+    assert _config_from({"hero": {"tau": 0.8, "lam": 0.1}}) == HeroConfig(tau=0.8, lam=0.1)
+    with pytest.raises(ValueError, match=r"algorithm.hero: unknown keys \['tua'\]"):
+        _config_from({"hero": {"tua": 0.8}})
+
+
+def test_hero_config_from_verl_omegaconf_node():
+    omegaconf = pytest.importorskip("omegaconf", reason="verl's config type; comes with verl")
+    from agentpost.train.verl_hero import _config_from
+
+    node = omegaconf.OmegaConf.create({"gamma": 1.0, "hero": {"tau": 0.8, "lam": 0.1}})
+    assert _config_from(node) == HeroConfig(tau=0.8, lam=0.1)

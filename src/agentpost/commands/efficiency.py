@@ -1,8 +1,10 @@
 """`agentpost efficiency FILE.jsonl...` (HERO analyses) and `agentpost hero advantages GROUPS.json`.
 
 The first prints the ``agentpost.efficiency/1`` document (see ``agentpost.efficiency.analyze``)
-with ``--json``, else readable tables. The second prints one advantage per turn and the gate per
-rollout: ``{"rollouts": [{"group", "turn_advantages": [...], "gate": w}], ...}``.
+with ``--json``, else readable tables. The second prints, with ``--json``, one advantage per turn
+and the gate per rollout: ``{"rollouts": [{"group", "turn_advantages": [...], "gate": w, "p",
+"resolved", "tokens"}], "clipped_fraction", ...}`` (``id`` is passed through when the input has
+one), else a table.
 
 Layer: edges.
 """
@@ -14,7 +16,11 @@ from pathlib import Path
 
 import typer
 
+from agentpost.efficiency.config import ABLATIONS
 from agentpost.errors import InputError
+
+# b.11 variants as the spec spells them ("no-HPO", "random-20%"); underscores work too
+ABLATION_NAMES = [k.replace("_", "-") + ("%" if k.endswith("_20") else "") for k in ABLATIONS]
 
 hero_app = typer.Typer(
     help="HERO training signal: inspect the hierarchical advantage.", no_args_is_help=True
@@ -25,13 +31,23 @@ def _window(value: str) -> str | int:
     if value in ("since_last_write", "anywhere"):
         return value
     try:
-        return int(value)
+        turns = int(value)
     except ValueError:
+        turns = -1
+    if turns < 0:
         raise InputError(
             None,
             "--repeat-window",
-            f"expected since_last_write, anywhere or an integer, got {value!r}",
-        ) from None
+            f"expected since_last_write, anywhere or a number of turns >= 0, got {value!r}",
+        )
+    return turns
+
+
+def _check_file(path: Path) -> None:
+    if not path.exists():
+        raise InputError(path, None, "no such file")
+    if not path.is_file():
+        raise InputError(path, None, "not a file")
 
 
 def efficiency(
@@ -67,10 +83,20 @@ def efficiency(
         raise InputError(
             None, "--entropy-tokens", f"expected all or action_only, got {entropy_tokens!r}"
         )
+    for flag, value in (("--entropy-topk", entropy_topk - 1), ("--bootstrap", bootstrap)):
+        if value < 0:
+            raise InputError(None, flag, "must be at least " + ("1" if "topk" in flag else "0"))
+    prices = (
+        ("--price-in", price_in),
+        ("--price-cached", price_cached),
+        ("--price-out", price_out),
+    )
+    for flag, value in prices:
+        if value is not None and value < 0:
+            raise InputError(None, flag, f"a price cannot be negative, got {value}")
     trajs = []
     for f in files:
-        if not f.is_file():
-            raise InputError(f, None, "no such file")
+        _check_file(f)
         trajs += read_jsonl(f)
     doc = analyze(
         trajs,
@@ -91,67 +117,9 @@ def efficiency(
     if as_json:
         typer.echo(text)
     else:
-        _print_tables(doc)
+        from agentpost.efficiency.tables import print_efficiency
 
-
-def _fmt(v: object, spec: str = ".3f") -> str:
-    return "-" if v is None else format(v, spec) if isinstance(v, float) else str(v)
-
-
-def _print_tables(doc: dict) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    t = Table(
-        title=f"Efficiency per model (classifiers {doc['producer']['args']['classifiers_version']})"
-    )
-    cols = [
-        "model",
-        "trajectories",
-        "resolution_rate",
-        "mean_tokens_m",
-        "trs",
-        "cache_hit_rate",
-        "unproductive_turn_rate",
-        "relative_inference_cost",
-    ]
-    for c in cols + ["repeated", "over-expl.", "tool err."]:
-        t.add_column(c)
-    for m in doc["models"]:
-        bc = m["behaviour_counts"]
-        t.add_row(
-            *[_fmt(m[c]) for c in cols],
-            str(bc["repeated_call"]),
-            str(bc["over_exploration"]),
-            str(bc["tool_error"]),
-        )
-    g = Table(title="Efficiency variation among resolved rollouts per task")
-    for c in ("model", "task", "rollouts", "resolution_rate", "trs", "Cmax/Cmin", "p90/p10", "CV"):
-        g.add_column(c)
-    for r in doc["groups"]:
-        v = r["variation"]
-        g.add_row(
-            _fmt(r["model"]),
-            _fmt(r["task_id"]),
-            str(r["rollouts"]),
-            _fmt(r["resolution_rate"]),
-            _fmt(r["trs"]),
-            _fmt(v["cmax_cmin"], ".2f"),
-            _fmt(v["p90_p10"], ".2f"),
-            _fmt(v["cv"], ".2f"),
-        )
-    console = Console()
-    console.print(t)
-    console.print(g)
-    for m in doc["models"]:
-        a = m["association"]
-        if a:
-            low, rest = a["buckets"]["low"], a["buckets"]["rest"]
-            console.print(
-                f"{m['model']}: unproductive rate low-entropy {_fmt(low['unproductive_rate'])}"
-                f" vs rest {_fmt(rest['unproductive_rate'])}; point-biserial r "
-                f"{_fmt(a['point_biserial_r'])} CI {a['r_ci']}"
-            )
+        print_efficiency(doc)
 
 
 @hero_app.command("advantages", no_args_is_help=True)
@@ -159,43 +127,51 @@ def advantages(
     groups_file: Path = typer.Argument(
         ..., help='{"rollouts": [{"group","resolved","tokens","turns":[{"entropy","tokens"}]}]}'
     ),
-    as_json: bool = typer.Option(True, "--json/--no-json", help="Print JSON (the only format)."),
-    ablation: str | None = typer.Option(None, "--ablation", help="A spec b.11 variant name."),
-    tau: float | None = typer.Option(None, "--tau", help="Gate threshold (default 0.6)."),
-    lam: float | None = typer.Option(None, "--lam", help="Gate ceiling λ (default 0.3)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    ablation: str | None = typer.Option(
+        None, "--ablation", help="A spec b.11 variant: " + ", ".join(ABLATION_NAMES) + "."
+    ),
+    tau: float | None = typer.Option(None, "--tau", help="Gate threshold τ in [0, 1] (0.6)."),
+    lam: float | None = typer.Option(None, "--lam", help="Gate ceiling λ >= 0 (0.3)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the random-20% control."),
 ) -> None:
-    """Per-turn HERO advantages and the gate of each rollout's group."""
-    from dataclasses import replace
+    """Per-turn HERO advantages and the gate of each rollout's group.
 
+    JSON: {"rollouts": [{"group", "turn_advantages": [...], "gate", "p", "resolved", "tokens"}],
+    "clipped_fraction"}, one advantage per turn (all tokens of a turn share it)."""
     from agentpost.efficiency.advantage import batch_from_json, hero_advantages
-    from agentpost.efficiency.config import ABLATIONS, HeroConfig
+    from agentpost.efficiency.config import HeroConfig
 
+    _check_file(groups_file)
     try:
         data = json.loads(groups_file.read_text())
-    except FileNotFoundError:
-        raise InputError(groups_file, None, "no such file") from None
+    except (UnicodeDecodeError, OSError) as e:
+        raise InputError(groups_file, None, f"cannot read: {e}") from None
     except json.JSONDecodeError as e:
         raise InputError(groups_file, f"line {e.lineno}", f"invalid JSON: {e.msg}") from None
-    if ablation is not None and ablation not in ABLATIONS:
-        raise InputError(None, "--ablation", f"unknown {ablation!r}; known: {', '.join(ABLATIONS)}")
-    cfg = replace(
-        HeroConfig(seed=seed), **{k: v for k, v in (("tau", tau), ("lam", lam)) if v is not None}
-    )
-    cfg = cfg.with_ablation(ablation)
+    name = _ablation(ablation)
+    if tau is not None and not 0.0 <= tau <= 1.0:
+        raise InputError(None, "--tau", f"expected a number in [0, 1], got {tau}")
+    if lam is not None and lam < 0:
+        raise InputError(None, "--lam", f"expected a number >= 0, got {lam}")
+    given = {k: v for k, v in (("tau", tau), ("lam", lam)) if v is not None}
+    cfg = HeroConfig(seed=seed, **given).with_ablation(name)
     try:
         batch = batch_from_json(data)
     except ValueError as e:
         raise InputError(groups_file, None, str(e)) from None
     a = hero_advantages(batch, **cfg.kwargs())
     rollouts = []
-    for i, g in enumerate(batch.group):
-        turns = a.turn[batch.turn_rollout == i]
+    for i, (g, src) in enumerate(zip(batch.group, data["rollouts"], strict=True)):
         rollouts.append(
             {
                 "group": batch.group_ids[g],
-                "turn_advantages": turns.tolist(),
+                **({"id": src["id"]} if "id" in src else {}),
+                "resolved": bool(batch.resolved[i]),
+                "tokens": float(batch.tokens[i]),
+                "turn_advantages": a.turn[batch.turn_rollout == i].tolist(),
                 "gate": float(a.gate[g]),
+                "p": float(a.p[g]),
             }
         )
     doc = {
@@ -203,12 +179,29 @@ def advantages(
         "producer": {
             "name": "agentpost.hero.advantages",
             "version": _version(),
-            "args": {"ablation": ablation, **cfg.kwargs()},
+            "args": {"input": str(groups_file), "ablation": name, **cfg.kwargs()},
         },
         "rollouts": rollouts,
         "clipped_fraction": a.clipped_fraction(batch),
     }
-    typer.echo(json.dumps(doc))
+    if as_json:
+        typer.echo(json.dumps(doc))
+    else:
+        from agentpost.efficiency.tables import print_advantages
+
+        print_advantages(doc)
+
+
+def _ablation(value: str | None) -> str | None:
+    """The ``ABLATIONS`` key of a b.11 variant, spelled as in the spec or with underscores."""
+    if value is None:
+        return None
+    key = value.strip().lower().replace("-", "_").removesuffix("%")
+    if key not in ABLATIONS:
+        raise InputError(
+            None, "--ablation", f"unknown {value!r}; known: {', '.join(ABLATION_NAMES)}"
+        )
+    return key
 
 
 def _version() -> str:

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from agentpost.efficiency.config import check_options
 from agentpost.efficiency.terms import (
     coarse_value,
     gate,
@@ -209,20 +210,6 @@ def _penalty_vectorized(
     return pen, q
 
 
-OPTIONS = {
-    "res_norm": ("std", "none"),
-    "coarse_norm": ("none", "subset_std"),
-    "coarse_form": ("tanh", "linear_clip", "log"),
-    "selection": ("low", "random", "highest"),
-}
-
-
-def _check_options(**given: str) -> None:
-    for name, value in given.items():
-        if value not in OPTIONS[name]:
-            raise ValueError(f"{name} must be one of {', '.join(OPTIONS[name])}; got {value!r}")
-
-
 def hero_advantages(
     batch: RolloutBatch,
     *,
@@ -242,7 +229,7 @@ def hero_advantages(
     seed: int = 0,
 ) -> HeroAdvantages:
     """Vectorized HERO advantage; see the module docstring. Keywords = ``HeroConfig`` fields."""
-    _check_options(
+    check_options(
         res_norm=res_norm, coarse_norm=coarse_norm, coarse_form=coarse_form, selection=selection
     )
     g, y = batch.group, batch.resolved
@@ -287,14 +274,18 @@ def batch_from_json(data: Any) -> RolloutBatch:
                 raise ValueError(f"{where}.{key}: missing")
         if not isinstance(r["resolved"], bool):
             raise ValueError(f"{where}.resolved: expected true/false")
-        if not isinstance(r["tokens"], int | float) or r["tokens"] < 0:
+        if (
+            isinstance(r["tokens"], bool)
+            or not isinstance(r["tokens"], int | float)
+            or r["tokens"] < 0
+        ):
             raise ValueError(f"{where}.tokens: expected a non-negative number")
         spans, pos = [], 0
         for k, t in enumerate(r["turns"]):
             h, n = (t.get("entropy"), t.get("tokens", 1)) if isinstance(t, dict) else (None, None)
             if not isinstance(h, int | float) or not math.isfinite(h):
                 raise ValueError(f"{where}.turns[{k}].entropy: expected a finite number")
-            if not isinstance(n, int) or n < 0:
+            if isinstance(n, bool) or not isinstance(n, int) or n < 0:
                 raise ValueError(f"{where}.turns[{k}].tokens: expected a non-negative integer")
             spans.append((float(h), pos, pos + n))
             pos += n

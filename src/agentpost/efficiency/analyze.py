@@ -19,7 +19,8 @@ Format ``agentpost.efficiency/1`` (keys are stable; a report renderer may rely o
   ``cost_per_task``, ``variation_histogram`` {edges, counts} of C_max/C_min across tasks,
   ``association`` (see ``association.association``; null without entropies).
 - ``runs[]``: one row per (model, run_id): ``model, run_id, trajectories, resolution_rate,
-  mean_tokens_m, trs``.
+  mean_tokens_m, trs`` and the b.9.4 tool-use mix ``turns, read_only_share`` (a run = a
+  training stage or checkpoint; the rest of the turns change state: edits, tests, builds).
 - ``groups[]``: one row per (model, task_id): ``model, task_id, rollouts, resolution_rate,
   mean_tokens_m, trs`` and the b.9.1 ``variation`` {n_resolved, cmax_cmin, p90_p10, cv,
   min_tokens, max_tokens}.
@@ -108,6 +109,12 @@ def _stats(rows: list[dict]) -> dict[str, Any]:
         "mean_tokens_m": tok,
         "trs": C.trs(rate * 100 if rate is not None else None, tok),
     }
+
+
+def _tool_use(rows: list[dict]) -> dict[str, Any]:
+    turns = sum(r["turns"] for r in rows)
+    ro = sum(r["read_only_turns"] for r in rows)
+    return {"turns": turns, "read_only_share": ro / turns if turns else None}
 
 
 def model_row(
@@ -226,7 +233,7 @@ def analyze(
     for r in rows:
         by_run[(r["model"], r["run_id"])].append(r)
     runs = [
-        {"model": m, "run_id": run, "trajectories": len(rr), **_stats(rr)}
+        {"model": m, "run_id": run, "trajectories": len(rr), **_stats(rr), **_tool_use(rr)}
         for (m, run), rr in by_run.items()
     ]
     base = next((m for m in models if baseline is not None and m["model"] == baseline), None)

@@ -8,7 +8,8 @@ observations is an error.
 Toolkit choices beyond the spec (``[unspecified]`` there):
 - a turn with no tool call is read-only (vacuously: none of its calls changes state);
 - a ``control`` call (submit, finish) is not read-only, so it ends an exploration run;
-- ``cd``, ``true``, ``nl`` and ``which`` join the spec's read-only command heads;
+- ``cd``, ``true``, ``nl`` and ``which`` join the spec's read-only command heads; ``find`` with
+  ``-delete``/``-exec``/``-fprint`` and ``sed -i`` are writes (``write_options``);
   redirections to ``/dev/null`` and fd duplications (``2>&1``) do not count as writes;
 - a timed-out observation counts as a tool error; exit 1 of a command whose last segment is
   ``grep``/``rg``/``diff``/``cmp`` is not one (it means "no match" / "differ");
@@ -28,7 +29,7 @@ from typing import Any
 from agentpost.trajectory.model import ToolCall, Trajectory, Turn
 
 CLASSIFIERS: dict[str, Any] = {
-    "version": "hero-behaviours/2",
+    "version": "hero-behaviours/3",
     "read_only_tools": [
         "read",
         "grep",
@@ -65,6 +66,11 @@ CLASSIFIERS: dict[str, Any] = {
         "which",
     ],
     "read_only_subcommands": {"git": ["status", "log", "diff", "show"], "sed": ["-n"]},
+    # options that make a read-only head write or run something else
+    "write_options": {
+        "find": ["-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fls"],
+        "sed": ["-i", "--in-place"],
+    },
     "editor_read_only_commands": ["view"],
     "error_regex": (
         r"(?im)^(Traceback \(most recent call last\)|.*command not found|"
@@ -130,9 +136,10 @@ def command_is_read_only(command: str, lists: dict[str, Any] = CLASSIFIERS) -> b
             continue
         head = words[0].rsplit("/", 1)[-1]
         subs = lists["read_only_subcommands"]
+        writes = lists.get("write_options", {}).get(head, [])
+        if any(w.startswith(opt) for w in words[1:] for opt in writes):
+            return False
         if head in subs:
-            if head == "sed" and any(w.startswith("-i") or w == "--in-place" for w in words[1:]):
-                return False
             if not any(w in subs[head] for w in words[1:3]):
                 return False
         elif head not in lists["read_only_heads"]:

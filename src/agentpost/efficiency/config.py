@@ -10,12 +10,28 @@ Layer: model.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 CoarseForm = Literal["tanh", "linear_clip", "log"]
 CoarseNorm = Literal["none", "subset_std"]
 ResNorm = Literal["std", "none"]
 Selection = Literal["low", "random", "highest"]
+
+# The string-valued options of ``hero_advantages`` and the values each accepts.
+OPTIONS: dict[str, tuple[str, ...]] = {
+    "res_norm": get_args(ResNorm),
+    "coarse_norm": get_args(CoarseNorm),
+    "coarse_form": get_args(CoarseForm),
+    "selection": get_args(Selection),
+}
+
+
+def check_options(**given: str) -> None:
+    """``ValueError`` naming the option and its allowed values when a value is not one of them."""
+    for name, value in given.items():
+        if value not in OPTIONS[name]:
+            raise ValueError(f"{name} must be one of {', '.join(OPTIONS[name])}; got {value!r}")
+
 
 # b.11: each variant is a set of overrides of the switches below (the full HERO is the default).
 ABLATIONS: dict[str, dict[str, Any]] = {

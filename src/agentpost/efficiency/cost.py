@@ -2,7 +2,7 @@
 
     C_i  = Σ_calls (prompt_tokens + completion_tokens)     (cached prompt tokens included)
     TRS  = R / sqrt(1 + C)        R in percent, C = mean C_i in millions
-    cache_hit = Σ cached / Σ prompt                        (None when no usage: never 0)
+    cache_hit = Σ cached / Σ prompt   over calls reporting both (None when none does: never 0)
     cost(τ) = (prompt − cached)·c_in + cached·c_cache + completion·c_out
 
 Every function returns ``None`` when the numbers it needs are unknown, never 0. A trajectory's
@@ -64,13 +64,30 @@ def trs(resolution_pct: float | None, mean_tokens_m: float | None) -> float | No
     return resolution_pct / math.sqrt(1.0 + mean_tokens_m)
 
 
+def cache_sums(traj: Trajectory) -> tuple[int, int] | None:
+    """(Σ cached, Σ prompt) over the calls that report both (a call without a cached count says
+    nothing about its prompt's hit rate); else the trajectory totals; None if neither has both."""
+    pairs = [
+        (t.usage.cached_tokens, t.usage.input_tokens)
+        for t in traj.turns
+        if t.usage is not None
+        and t.usage.cached_tokens is not None
+        and t.usage.input_tokens is not None
+    ]
+    if pairs:
+        return sum(c for c, _ in pairs), sum(p for _, p in pairs)
+    if traj.totals.cached_tokens is not None and traj.totals.input_tokens is not None:
+        return traj.totals.cached_tokens, traj.totals.input_tokens
+    return None
+
+
 def cache_hit_rate(trajs: list[Trajectory]) -> float | None:
-    """Σ cached / Σ prompt over the trajectories that report both; None if none does."""
+    """Σ cached / Σ prompt over the calls that report both; None if none does (never 0)."""
     num = den = 0
     for t in trajs:
-        prompt, cached, _ = usage_sums(t)
-        if prompt is not None and cached is not None and prompt > 0:
-            num, den = num + cached, den + prompt
+        sums = cache_sums(t)
+        if sums is not None:
+            num, den = num + sums[0], den + sums[1]
     return num / den if den else None
 
 

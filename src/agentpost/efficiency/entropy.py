@@ -19,12 +19,12 @@ from agentpost.trajectory.model import Turn
 
 
 def token_entropy(top_logprobs: np.ndarray, *, topk: int = 10, renorm: bool = True) -> np.ndarray:
-    """H_t in nats. ``top_logprobs[T, k]`` (k ≥ topk uses the first topk columns; -inf/nan = absent)
-    → ``[T]``."""
+    """H_t in nats. ``top_logprobs[T, k]`` in any column order (k > topk keeps the topk largest;
+    -inf/nan = absent) → ``[T]``."""
     lp = np.asarray(top_logprobs, dtype=np.float64)
     if lp.ndim != 2:
         raise ValueError(f"top_logprobs must be [T, k], got shape {lp.shape}")
-    lp = np.nan_to_num(lp[:, :topk], nan=-np.inf)
+    lp = -np.sort(-np.nan_to_num(lp, nan=-np.inf), axis=1)[:, :topk]
     p = np.exp(lp)
     if renorm:
         z = p.sum(axis=1, keepdims=True)

@@ -15,34 +15,20 @@ from typing import Any
 
 import numpy as np
 
-from agentpost.efficiency.advantage import OPTIONS, HeroAdvantages, RolloutBatch, _check_options
+from agentpost.efficiency.advantage import HeroAdvantages, RolloutBatch
+from agentpost.efficiency.config import OPTIONS, HeroConfig, check_options
 from agentpost.efficiency.terms import coarse_value, gate, percentile_sorted, reselect
 
 
 def hero_advantages_reference(batch: RolloutBatch, **hp: Any) -> HeroAdvantages:
     """Loop reference of :func:`hero_advantages` (same keywords): one group, rollout, turn at a
     time with Python scalars. Slow; for tests and for reading."""
-    cfg = {
-        "tau": 0.6,
-        "lam": 0.3,
-        "penalty_percentile": 20.0,
-        "coarse_form": "tanh",
-        "coarse_norm": "none",
-        "res_norm": "std",
-        "eps": 1e-6,
-        "gating": True,
-        "clipping": True,
-        "calibration": True,
-        "coarse": True,
-        "fine": True,
-        "selection": "low",
-        "seed": 0,
-    }
+    cfg = HeroConfig().kwargs()
     unknown = set(hp) - set(cfg)
     if unknown:
         raise TypeError(f"unknown hyperparameters: {sorted(unknown)}")
     cfg.update(hp)
-    _check_options(**{k: cfg[k] for k in OPTIONS})
+    check_options(**{k: cfg[k] for k in OPTIONS})
     n, k, ng = len(batch.group), len(batch.turn_rollout), batch.n_groups
     res, e, pen = np.zeros(n), np.zeros(n), np.zeros(k)
     w, p_all, q_all = np.zeros(ng), np.zeros(ng), np.full(ng, np.nan)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from agentpost.efficiency.cost import trajectory_tokens
 from agentpost.efficiency.entropy import turn_entropy
 from agentpost.trajectory.model import Trajectory
 
@@ -69,7 +70,9 @@ def sample_from_trajectory(
     traj: Trajectory, encode: Encode, *, default_entropy: float = 0.0, topk: int = 10
 ) -> MultiTurnSample:
     """Offline sample: prompt = system + instruction, each turn's text (reasoning + text + calls)
-    generated, observations masked. Turns without logprobs get ``default_entropy``."""
+    generated, observations masked. Turns without logprobs get ``default_entropy``. ``tokens``
+    is the trajectory's recorded C_i (spec b.2, the same C as TRS) when its usage is known, else
+    the recount over the re-encoded contexts."""
     prompt = "\n".join(x for x in (traj.system_prompt, traj.instruction) if x)
     sample = MultiTurnSample(prompt_ids=encode(prompt), resolved=bool(traj.outcome.resolved))
     for turn in traj.turns:
@@ -83,4 +86,7 @@ def sample_from_trajectory(
         obs = "\n".join(o.text or "" for o in turn.observations)
         if obs:
             sample.add_observation(encode(obs))
+    recorded = trajectory_tokens(traj)
+    if recorded is not None:
+        sample.tokens = recorded
     return sample

@@ -14,6 +14,8 @@ subclass. So the adapter is small and reuses TRL's PPO-clip token loss unchanged
 - ``hero_grpo_trainer_cls()``: a ``GRPOTrainer`` subclass whose ``_generate_and_score_completions``
   replaces TRL's scalar group advantage with ``hero_advantages`` laid onto the completion tokens.
   Groups are the consecutive ``num_generations`` rollouts of one prompt, as TRL samples them.
+  A group whose advantages are all exactly 0 (e.g. p = 0) is dropped as spec b.7 asks: its rows
+  leave the loss mask and the token count that normalises the loss.
 - ``hero_grpo_config``: a ``GRPOConfig`` with spec b.7 defaults (ε 0.2/0.28, β = 0, token-mean
   ``dapo`` loss, temperature 1).
 
@@ -51,22 +53,30 @@ class Environment(Protocol):
 
 
 class SandboxShellEnv:
-    """Each turn's text runs as a shell command in one bwrap sandbox per rollout. ``outcome``
-    decides ``resolved`` (tests script it; a task evaluator would run hidden tests here)."""
+    """One bwrap sandbox per rollout; each turn's text becomes a shell command run in it (the
+    sandbox, and so its files, persist across the rollout's turns). ``command`` maps the turn's
+    text to the command (default: the text itself); tests pass a fixed wrapper so that the
+    observation fed back to the policy is a deterministic function of the actions. ``outcome``
+    decides ``resolved`` (tests script it; a task evaluator would run hidden tests here).
+    ``actions`` and ``results`` keep every turn's text and ``ExecResult``."""
 
     def __init__(
         self,
         outcome: Callable[[SandboxShellEnv], bool],
         *,
+        command: Callable[[str], str] | None = None,
         timeout_s: float = 5.0,
         obs_chars: int = 24,
         backend: Any = None,
     ):
         self.box = (backend or BwrapBackend()).create(SandboxSpec(default_timeout_s=timeout_s))
-        self.outcome, self.obs_chars, self.results = outcome, obs_chars, []
+        self.outcome, self.command, self.obs_chars = outcome, command, obs_chars
+        self.actions: list[str] = []
+        self.results: list[Any] = []
 
     def step(self, action: str) -> tuple[str, bool]:
-        res = self.box.exec(action)
+        res = self.box.exec((self.command or str)(action) or "true")
+        self.actions.append(action)
         self.results.append(res)
         return f"\n[{res.exit_code}] {(res.stdout + res.stderr)[: self.obs_chars]}\n", False
 
@@ -115,6 +125,7 @@ def make_rollout_func(
     """A TRL ``rollout_func``; ``env_factory(rollout_number, prompt)`` makes each environment.
     The function keeps every batch it returned in ``.history`` (for logging and checks)."""
     counter = {"n": 0}
+    limits = {"max_turns": max_turns, "max_new_tokens": max_new_tokens, "topk": topk}
 
     def rollout(prompts: list, trainer: Any) -> dict[str, list]:
         model = trainer.accelerator.unwrap_model(trainer.model)
@@ -124,17 +135,7 @@ def make_rollout_func(
             env = env_factory(counter["n"], prompt)
             counter["n"] += 1
             try:
-                samples.append(
-                    _rollout_one(
-                        model,
-                        tok,
-                        env,
-                        prompt,
-                        max_turns=max_turns,
-                        max_new_tokens=max_new_tokens,
-                        topk=topk,
-                    )
-                )
+                samples.append(_rollout_one(model, tok, env, prompt, **limits))
             finally:
                 env.close()
         out = {
@@ -197,26 +198,35 @@ def hero_token_advantages(
     num_generations: int,
     length: int,
     hero: HeroConfig,
-) -> tuple[np.ndarray, dict[str, Any]]:
-    """[B, length] HERO advantages for B rollouts in groups of ``num_generations``."""
+) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+    """HERO for B rollouts in groups of ``num_generations``: ``(adv[B, length], keep[B], info)``.
+
+    ``keep`` is False for the rollouts of a group whose advantages are all exactly 0 (spec b.7
+    group filter: e.g. p = 0; p = 1 groups keep their efficiency signal)."""
     groups = [i // num_generations for i in range(len(turns))]
     batch = make_batch(groups, resolved, tokens, turns, response_len=length)
     res = hero_advantages(batch, **hero.kwargs())
     adv, _ = token_advantages(batch, res.turn)
+    kept = res.group_kept(batch)
     info = {  # spec b.9.3 training dynamics, logged per step as hero/<key>
         "resolution_rate": float(np.mean(resolved)) if len(resolved) else 0.0,
         "mean_tokens": float(np.mean(tokens)) if len(tokens) else 0.0,
         "gate_mean": float(res.gate.mean()),
         "frac_gated": float((res.gate > 0).mean()),
         "clipped_fraction": res.clipped_fraction(batch),
+        "frac_groups_kept": float(kept.mean()) if len(kept) else 0.0,
     }
-    return adv, info
+    return adv, kept[batch.group], info
+
+
+HERO_FIELDS = ("hero_turns", "hero_tokens", "hero_resolved")
 
 
 @functools.cache
 def hero_grpo_trainer_cls() -> type:
-    """``HeroGRPOTrainer(GRPOTrainer)``: pass ``hero_config=HeroConfig(...)``; every advantage
-    it hands to the loss is kept in ``hero_applied`` as (completion_ids, advantages)."""
+    """``HeroGRPOTrainer(GRPOTrainer)``: pass ``hero_config=HeroConfig(...)``. It keeps what it
+    generated in ``hero_generated`` [(completion_ids, advantages)] and what reached each loss call
+    in ``hero_applied`` [{completion_ids, advantages, loss_mask, num_items_in_batch}]."""
     import torch
     from trl import GRPOTrainer
 
@@ -225,22 +235,30 @@ def hero_grpo_trainer_cls() -> type:
             super().__init__(*args, **kwargs)
             self.hero_config = hero_config or HeroConfig()
             self.hero_generated: list[tuple[Any, Any]] = []
-            self.hero_applied: list[tuple[Any, Any]] = []
+            self.hero_applied: list[dict[str, Any]] = []
 
         def _generate_and_score_completions(self, inputs: list[dict]) -> dict:
             out = super()._generate_and_score_completions(inputs)  # fills inputs' extra fields
+            missing = [k for k in HERO_FIELDS if k not in inputs[0]]
+            if missing:
+                raise ValueError(
+                    f"HeroGRPOTrainer: the rollout_func returned no {', '.join(missing)}; "
+                    "build it with agentpost.train.trl_hero.make_rollout_func"
+                )
             n_gen = self.num_generations if self.model.training else self.num_generations_eval
-            adv, info = hero_token_advantages(
-                [i["hero_turns"] for i in inputs],
-                [i["hero_tokens"] for i in inputs],
-                [i["hero_resolved"] for i in inputs],
+            adv, keep, info = hero_token_advantages(
+                *([i[k] for i in inputs] for k in HERO_FIELDS),
                 n_gen,
                 out["completion_ids"].size(1),
                 self.hero_config,
             )
-            out["advantages"] = torch.tensor(
-                adv, dtype=torch.float32, device=out["completion_ids"].device
-            )
+            device = out["completion_ids"].device
+            out["advantages"] = torch.tensor(adv, dtype=torch.float32, device=device)
+            if not keep.all():  # b.7: a dropped group leaves the loss and its token count
+                rows = torch.tensor(keep, dtype=torch.long, device=device)[:, None]
+                tool = out.get("tool_mask", torch.ones_like(out["completion_mask"]))
+                out["tool_mask"] = tool * rows
+                out["num_items_in_batch"] = (out["completion_mask"] * out["tool_mask"]).sum()
             mode = "train" if self.model.training else "eval"
             for k, v in info.items():
                 self._metrics[mode][f"hero/{k}"].append(v)
@@ -248,8 +266,14 @@ def hero_grpo_trainer_cls() -> type:
             return out
 
         def _compute_loss(self, model: Any, inputs: dict) -> Any:
+            mask = inputs["completion_mask"] * inputs.get("tool_mask", 1)
             self.hero_applied.append(
-                (inputs["completion_ids"].detach().cpu(), inputs["advantages"].detach().cpu())
+                {
+                    "completion_ids": inputs["completion_ids"].detach().cpu(),
+                    "advantages": inputs["advantages"].detach().cpu(),
+                    "loss_mask": mask.detach().cpu(),
+                    "num_items_in_batch": int(inputs["num_items_in_batch"]),
+                }
             )
             return super()._compute_loss(model, inputs)
 

@@ -9,18 +9,27 @@ more things, which the adapter takes as follows:
 - **turn entropy** h: ``hero_token_entropy[bs, L]``, the per-token top-k entropy (spec b.6)
   captured at rollout time (``logprobs=10`` from vLLM/SGLang, reduced with
   ``agentpost.efficiency.entropy.token_entropy``) and put into ``batch``; h of a turn is its mean
-  over the turn's tokens. Fallback: verl's own ``entropys`` (full-vocabulary entropy from the
-  actor's log-prob pass), a departure from the paper's top-10 entropy.
+  over the turn's tokens. Fallback: ``entropys`` (full-vocabulary entropy from the actor's
+  log-prob pass), a departure from the paper's top-10 entropy; stock verl 0.9.1 computes it but
+  pops it from the batch before ``compute_advantage`` (``ray_trainer.fit``), so the fallback only
+  applies to a trainer that keeps it. Without either tensor the estimator raises, naming
+  ``hero_token_entropy``.
 - **C_i**: ``hero_total_tokens[bs]`` (Σ prompt + completion tokens over the rollout's calls).
   Fallback: ``response_mask.sum(-1)``, which misses the re-read context (documented departure).
 
 Resolved y_i = ``token_level_rewards.sum(-1) > 0.5`` (the reward is the resolution flag).
+Departure from spec b.7: an estimator cannot drop rows, so an all-zero group (p = 0) stays in
+verl's token-mean denominator (the TRL adapter drops it).
 Hyperparameters: the hook's ``hero`` argument, else ``config.hero`` (a dict of ``HeroConfig``
 fields) when the algorithm config has one, else the ``HeroConfig`` defaults.
 
-Because stock verl passes only the four standard arguments, ``install_compute_advantage_hook``
-wraps ``verl.trainer.ppo.ray_trainer.compute_advantage`` so that, for ``adv_estimator == "hero"``,
-the two extra tensors are read from ``data.batch`` and handed over as keyword arguments.
+Because stock verl passes only the four standard arguments (``token_level_rewards``,
+``response_mask``, ``config``, ``index``; checked against verl 0.9.1 ``compute_advantage``),
+``install_compute_advantage_hook`` wraps ``verl.trainer.ppo.ray_trainer.compute_advantage`` so
+that, for ``adv_estimator == "hero"``, the extra tensors are read from ``data.batch`` and handed
+over as keyword arguments. ``RayPPOTrainer.fit`` looks the function up in that module at call
+time; modules that imported it by name earlier (``verl.trainer.ppo.v1.utils``, the experimental
+trainers) are re-pointed too.
 Environment: verl pins an older transformers than the TRL extra (verl 0.9.1 brought 5.10.4 where
 ``train`` runs 5.24), so it gets its own venv; checked on CPU with verl 0.9.1::
 
@@ -37,6 +46,7 @@ Layer: edges.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
@@ -81,12 +91,19 @@ def hero_from_tensors(
 
 
 def _config_from(config: Any) -> HeroConfig:
+    """``config.hero`` (a dict, an OmegaConf node or an ``AlgoConfig`` extra) as a HeroConfig."""
     extra = None
     if config is not None:
         extra = (
             config.get("hero", None) if hasattr(config, "get") else getattr(config, "hero", None)
         )
-    return HeroConfig(**dict(extra)) if extra else HeroConfig()
+    if not extra:
+        return HeroConfig()
+    fields = HeroConfig.__dataclass_fields__
+    unknown = sorted(set(dict(extra)) - set(fields))
+    if unknown:
+        raise ValueError(f"algorithm.hero: unknown keys {unknown}; known: {', '.join(fields)}")
+    return HeroConfig(**dict(extra))
 
 
 def compute_hero_advantage(
@@ -139,20 +156,22 @@ def install_compute_advantage_hook(hero: HeroConfig | None = None) -> None:
     from verl.trainer.ppo import ray_trainer
 
     register()
-    original = ray_trainer.compute_advantage
-    original = getattr(original, "_agentpost_original", original)
+    current = ray_trainer.compute_advantage
+    original = getattr(current, "_agentpost_original", current)
 
     def compute_advantage(data: Any, adv_estimator: Any, *args: Any, **kwargs: Any) -> Any:
         name = getattr(adv_estimator, "value", adv_estimator)
         if name != "hero":
             return original(data, adv_estimator, *args, **kwargs)
         batch = data.batch
-        keys = batch.keys() if hasattr(batch, "keys") else []
+        if "response_mask" not in batch.keys():  # as verl's own compute_advantage does
+            batch["response_mask"] = ray_trainer.compute_response_mask(data)
+        keys = batch.keys()
         adv, ret = compute_hero_advantage(
             batch["token_level_rewards"],
             batch["response_mask"],
             index=data.non_tensor_batch["uid"],
-            config=kwargs.get("config"),
+            config=kwargs.get("config", args[4] if len(args) > 4 else None),
             hero_token_entropy=batch["hero_token_entropy"]
             if "hero_token_entropy" in keys
             else None,
@@ -165,3 +184,9 @@ def install_compute_advantage_hook(hero: HeroConfig | None = None) -> None:
 
     compute_advantage._agentpost_original = original
     ray_trainer.compute_advantage = compute_advantage
+    for name, module in list(sys.modules.items()):  # modules that imported it by name
+        if name.startswith("verl.") and getattr(module, "compute_advantage", None) in (
+            original,
+            current,
+        ):
+            module.compute_advantage = compute_advantage
