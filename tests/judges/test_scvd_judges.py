@@ -114,3 +114,22 @@ def test_recorded_judge_replays_saved_answers(tmp_path) -> None:
     missing = annotate_one(RecordedJudge("other", path, judge="nobody"), TRAJ, TRAJ.id)
     assert missing.status == "abstained" and "no recorded answer" in missing.errors[0]
     assert messages_key([{"a": 1}]) == messages_key([{"a": 1}])
+
+
+def test_prose_instead_of_json_is_reasked_with_the_parse_error() -> None:
+    prose = "The agent verified its work, so verification_triggered is true."
+    with LoopbackServer([prose, GOOD]) as srv:
+        res = annotate_one(judge(srv), TRAJ, TRAJ.id)
+        assert res.status == "valid" and res.raw == [prose, GOOD]
+        assert "not a single JSON object" in srv.requests[1]["messages"][-1]["content"]
+        assert srv.requests[1]["messages"][-2] == {"role": "assistant", "content": prose}
+
+
+def test_three_invalid_answers_from_the_server_end_in_an_abstention_with_all_kept() -> None:
+    with LoopbackServer([BAD_RULE5, "{}", BAD_RULE5, GOOD]) as srv:
+        res = annotate_one(judge(srv), TRAJ, TRAJ.id)
+        assert res.status == "abstained" and res.annotation is None
+        assert len(srv.requests) == 3  # the first ask and two re-asks; GOOD is never requested
+        assert res.raw == [BAD_RULE5, "{}", BAD_RULE5]
+        assert [e.split(":")[0] for e in res.errors] == ["attempt 0", "attempt 1", "attempt 2"]
+        assert "rule 5" in res.errors[0] and "fields must be exactly" in res.errors[1]

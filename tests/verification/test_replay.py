@@ -185,3 +185,34 @@ def test_failed_shell_calls_and_timeouts_do_not_stop_replay(backend) -> None:
     log, where = _run(backend, traj, call_timeout_s=1.0)
     assert where == "after" and log.failed is None
     assert [c.exit_code for c in log.calls] == [3, None, 0] and log.calls[1].timed_out
+
+
+def test_replay_reports_evaluator_invalid_timeout_and_infra_error(backend, tmp_path) -> None:
+    """The statuses besides ok and replay_failed: a verifier that writes no reward, one past its
+    timeout, and a sandbox that cannot start (a rootfs with nothing in it)."""
+    import shutil
+
+    from agentpost.sandbox.base import SandboxSpec
+    from agentpost.sandbox.bwrap import BwrapBackend
+
+    traj = repair_trajectory("csv-to-json")
+    root = tmp_path / "csv-to-json"
+    shutil.copytree(bundled_suite_path() / "csv-to-json", root)
+    (root / "tests" / "test.sh").write_text("echo graded but wrote nothing\n")
+    res = replay(traj, load_task(root), backend=backend)
+    assert (res.status, res.reward, res.resolved) == ("evaluator_invalid", None, None)
+    assert res.calls_replayed == len(traj.turns[0].tool_calls) + 3
+    (root / "tests" / "test.sh").write_text("sleep 30\n")
+    toml = (root / "task.toml").read_text().replace("timeout_sec = 60.0", "timeout_sec = 1.0", 1)
+    (root / "task.toml").write_text(toml)
+    task = load_task(root)
+    assert task.verifier_timeout_s == 1.0
+    assert replay(traj, task, upto=(2, 0), backend=backend).status == "timeout"
+
+    class EmptyRoot(BwrapBackend):  # the real backend, pointed at a root with no /usr
+        def create(self, spec=None):
+            return super().create(SandboxSpec(**{**vars(spec), "rootfs": str(tmp_path)}))
+
+    broken = replay(traj, load_task(bundled_suite_path() / "csv-to-json"), backend=EmptyRoot())
+    assert (broken.status, broken.reward, broken.calls_replayed) == ("infra_error", None, 0)
+    assert "bwrap could not set up" in broken.message

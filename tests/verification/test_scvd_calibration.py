@@ -83,62 +83,61 @@ def test_bundled_calibration_set_is_consistent_and_the_heuristic_is_measured() -
     assert rep["heuristic-artifact"]["boundary_exact"] >= 0.95
     assert rep["heuristic-run"]["pooled_accuracy"] < rep["heuristic-artifact"]["pooled_accuracy"]
     assert doc["arbiter"] == "heuristic-artifact"  # the default config's arbiter
+    panel = doc["panels"]["default panel (heuristic vote)"]  # scored, never the arbiter
+    assert panel["pooled_accuracy"] >= 0.95 and panel["boundary_exact"] >= 0.95
+
+
+def _row(task, z, y_c, y_f, I_c=True, I_v=True) -> dict:
+    return {"model": "m", "run": 1, "task": task, "I_c": I_c, "I_v": I_v, "z": z, "y_c": y_c,
+            "y_f": y_f}  # fmt: skip
 
 
 def test_cli_metrics_json(tmp_path) -> None:
     rows = [
-        {
-            "model": "m",
-            "run": 1,
-            "task": "t1",
-            "I_c": True,
-            "I_v": True,
-            "z": "error",
-            "y_c": 0,
-            "y_f": 1,
-        },
-        {
-            "model": "m",
-            "run": 1,
-            "task": "t2",
-            "I_c": True,
-            "I_v": True,
-            "z": "no-error",
-            "y_c": 1,
-            "y_f": 1,
-        },
-        {
-            "model": "m",
-            "run": 1,
-            "task": "t3",
-            "I_c": True,
-            "I_v": True,
-            "z": "no-error",
-            "y_c": None,
-            "y_f": 0,
-        },
+        _row("t1", "error", 0, 1),
+        _row("t2", "no-error", 1, 1),
+        _row("t3", "no-error", None, 0),
     ]
     path = tmp_path / "records.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     out = subprocess.run([AGENTPOST, "scvd", "metrics", str(path), "--json", "--n-boot", "100"],
                          capture_output=True, text=True, check=True)  # fmt: skip
     doc = json.loads(out.stdout)
+    # the contract: {"per_model": {MODEL: {METRIC: value|null}}, "macro": {...}, "counts"}
+    names = {"VTR", "VOR", "EDR", "ESP", "CPR", "CAR", "VPR", "VPC", "RSR", "ICA", "final_acc",
+             "W2R", "R2W", "net_gain"}  # fmt: skip
+    assert set(doc["per_model"]) == {"m"} and names <= set(doc["per_model"]["m"]) <= set(
+        doc["macro"]
+    )
     assert doc["per_model"]["m"]["EDR"] == 1.0 and doc["per_model"]["m"]["CAR"] == 1.0
     assert doc["macro"]["ESP"] == 1.0 and doc["macro"]["RSR"] == 1.0
-    assert doc["counts"]["all"]["replay_missing"] == 1
-    assert (
-        doc["producer"]["name"] == "agentpost scvd metrics" and "cis" in doc and "coverage" in doc
-    )
+    assert doc["counts"]["all"]["replay_missing"] == 1 and doc["counts"]["all"]["EDR_den"] == 1
+    assert doc["producer"]["name"] == "agentpost scvd metrics" and doc["format"]
+    assert set(doc["cis"]["macro"]) >= names and "coverage" in doc
+    text = subprocess.run([AGENTPOST, "scvd", "metrics", str(path), "--n-boot", "50"],
+                          capture_output=True, text=True, check=True).stdout  # fmt: skip
+    assert text.splitlines()[0].startswith("model\tICA") and "macro 95% CI" in text
 
 
-def test_cli_bad_input_is_one_line_naming_file_and_line(tmp_path) -> None:
+@pytest.mark.parametrize(
+    "lines, where, says",
+    [
+        (['{"model": "m", "run": 1, "task": "t", "I_c": true, "I_v": true, "z": "maybe", "y_c": 0}'],
+         "line 1", "z must be"),
+        (["", json.dumps({"run": 1, "task": "t"})], "line 2", "missing model"),
+        ([json.dumps(_row("t", "error", 0, 1, I_c=False))], "line 1", "I_c false needs"),
+        ([json.dumps(_row("t", None, 0, 1))], "line 1", "I_v true needs z"),
+        ([json.dumps(_row("t", None, 1, 1, I_v=False))], "line 1", "y_c is replayed only"),
+        (["[1, 2]"], "line 1", "expected a JSON object"),
+        ([""], "", "no metric records"),
+    ],
+)  # fmt: skip
+def test_cli_metrics_bad_input_is_one_line_naming_file_and_line(tmp_path, lines, where, says):
     path = tmp_path / "bad.jsonl"
-    path.write_text(
-        '{"model": "m", "run": 1, "task": "t", "I_c": true, "I_v": true, "z": "maybe", "y_c": 0, "y_f": 1}\n'
-    )
+    path.write_text("\n".join(lines) + "\n")
     out = subprocess.run([AGENTPOST, "scvd", "metrics", str(path)], capture_output=True, text=True)
-    assert out.returncode != 0 and "Traceback" not in out.stderr
-    assert f"{path}: record 1" in out.stderr
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert out.stderr.count("\n") == 1 and f"{path}: {where}" in out.stderr and says in out.stderr
 
 
 def test_cli_calibrate_reads_judge_files(tmp_path) -> None:
@@ -151,3 +150,29 @@ def test_cli_calibrate_reads_judge_files(tmp_path) -> None:
                          capture_output=True, text=True, check=True)  # fmt: skip
     doc = json.loads(out.stdout)
     assert doc["arbiter"] == "judge-x" and doc["judges"]["judge-x"]["strict_accuracy"] == 1.0
+
+
+def test_cli_calibrate_bundled_heuristic_reports_every_number() -> None:
+    # The heuristic's accuracy is reported by a command, on the calibration set shipped with it.
+    out = subprocess.run([AGENTPOST, "scvd", "calibrate", "bundled", "--heuristic"],
+                         capture_output=True, text=True, check=True).stdout  # fmt: skip
+    assert "(32 trajectories, 96 pooled decisions)" in out
+    header, *rows = out.split("\n\n")[1].splitlines()
+    assert header.split("\t")[1:] == ["pooled", "strict", "I_c", "I_v", "z", "boundary exact",
+                                      "±1 call", "abstained"]  # fmt: skip
+    names = [f"heuristic-{v}" for v in ("broad", "artifact", "run")]
+    assert [r.split("\t")[0] for r in rows] == [*names, "default panel (heuristic vote)"]
+    assert out.count("z confusion for heuristic-") == 3 and "label\\judge\terror" in out
+    assert "Krippendorff's alpha (nominal): {'candidate_formed'" in out
+    assert out.endswith("arbiter (highest pooled accuracy): heuristic-artifact\n")
+
+
+def test_cli_calibrate_bad_embedded_trajectory_names_the_line(tmp_path) -> None:
+    labels = tmp_path / "labels.jsonl"
+    rows = [a.to_json() for a in LABELS.values()]
+    rows[1]["trajectory"] = {"id": "x"}
+    labels.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = subprocess.run([AGENTPOST, "scvd", "calibrate", str(labels), "--heuristic"],
+                         capture_output=True, text=True)  # fmt: skip
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert f"{labels}: line 2: trajectory: $" in out.stderr

@@ -159,3 +159,32 @@ def test_from_dicts_validates_and_normalises() -> None:
         from_dicts([{**rows[0], "z": "maybe"}])
     with pytest.raises(ValueError):
         from_dicts([{**rows[0], "y_c": 2}])
+
+
+def test_no_records_gives_na_everywhere_not_an_error() -> None:
+    out = compute([], n_boot=100)
+    assert out["per_model"] == {} and set(out["macro"].values()) == {None}
+    assert out["counts"]["all"]["trajectories"] == 0 and "cis" not in out
+
+
+def test_contradictory_records_are_refused() -> None:
+    ok = {"model": "m", "run": 1, "task": "t", "I_c": True, "I_v": True, "z": "error", "y_c": 0}
+    for bad, says in [({"I_c": False}, "I_c false"), ({"I_c": None}, "unannotated"),
+                      ({"z": None}, "I_v true needs z"), ({"I_v": False}, "I_v false needs z null"),
+                      ({"I_v": None, "z": None, "y_c": None}, "I_c true needs I_v"),
+                      ({"I_v": False, "z": None}, "y_c is replayed only")]:  # fmt: skip
+        with pytest.raises(ValueError, match=says):
+            from_dicts([{**ok, **bad}])
+    assert len(from_dicts([ok, {**ok, "I_c": None, "I_v": None, "z": None, "y_c": None}])) == 2
+
+
+def test_bootstrap_resamples_within_runs() -> None:
+    # run 1 all detected errors, run 2 all missed: resampling inside each run keeps each run's EDR
+    # fixed (1 and 0), so the per-model mean is exactly 0.5 in every replicate; pooled resampling
+    # across runs would spread it. A varied run gives a real interval.
+    recs = [R("a", "1", z="error", y_c=0)] * 4 + [R("a", "2", z="no-error", y_c=0)] * 4
+    out = compute(recs, n_boot=300, seed=3)
+    assert out["cis"]["per_model"]["a"]["EDR"] == [0.5, 0.5]
+    mixed = [R("b", "1", z=z, y_c=0) for z in ["error", "no-error"] * 6]
+    lo, hi = compute(mixed, n_boot=300, seed=3)["cis"]["macro"]["EDR"]
+    assert 0.1 < lo < 0.5 < hi < 0.9

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from agentpost.verification.panel import agreement_stats, vote
+from itertools import product
+
+from agentpost.verification.panel import _majority, agreement_stats, vote
 from agentpost.verification.records import Annotation
 
 
@@ -35,10 +37,7 @@ def test_no_majority_on_one_tuple_uses_the_arbiters_whole_annotation() -> None:
     anns = [A(out="exposes_error"), A(out="supports_pass"), A(step=3, out="no_effective_result")]
     d = vote(anns, arbiter=2, judges=J)
     assert d.resolved_by == "arbiter" and d.arbiter == "j2"
-    assert (d.candidate_step, d.z) == (
-        3,
-        "unresolved",
-    )  # arbiter's boundary too, not the majority's
+    assert (d.candidate_step, d.z) == (3, "unresolved")  # the arbiter's boundary, not B's majority
     assert (d.agreement_boundary, d.agreement_semantics) == (2, 0)
 
 
@@ -53,26 +52,55 @@ def test_invalid_annotations_are_abstentions() -> None:
     assert d.resolved_by == "arbiter"
 
 
+def test_three_judges_can_never_split_on_candidate_formed() -> None:
+    # Spec b.3's toolkit rule "majorities disagree on I_c → arbiter" is defensive for the shipped
+    # three-judge panel: two majorities of three always share a judge. Proved by enumerating every
+    # triple over abstention, no candidate, and candidates at two steps with four semantics.
+    options = [None, A(ic=False)] + [
+        A(step=s, iv=iv, out=o)
+        for s in (1, 2)
+        for iv, o in ((False, None), (True, "exposes_error"), (True, "supports_pass"))
+    ]
+    both = 0
+    for triple in product(options, repeat=3):
+        valid = [a for a in triple if a is not None]
+        b, _ = _majority([a.boundary_tuple() for a in valid])
+        s, _ = _majority([a.semantics_tuple() for a in valid])
+        if b is not None and s is not None:
+            both += 1
+            assert b[0] == s[0], triple
+            assert vote(list(triple), 0, J).resolved_by == "vote"
+    assert both > 100  # the enumeration did reach the branch's precondition
+
+
+J5 = [f"j{i}" for i in range(5)]
+
+
 def test_majority_tuples_with_different_candidate_formed_use_arbiter() -> None:
-    # With three valid annotations the two majorities always share a judge, so they cannot
-    # disagree on I_c; the rule (spec b.3 toolkit addition) is exercised by forcing the tallies.
-    from agentpost.verification import panel
+    # With five judges the rule is reachable. B: three judges share (True, step 2, call 0, clean)
+    # but each reads the outcome differently; S: the two "no candidate" judges are the only pair.
+    anns = [A(out="exposes_error"), A(out="supports_pass"), A(out="no_effective_result"),
+            A(ic=False), A(ic=False)]  # fmt: skip
+    assert _majority([a.boundary_tuple() for a in anns]) == ((True, 2, 0, "clean"), 3)
+    assert _majority([a.semantics_tuple() for a in anns]) == ((False, False, None), 2)
+    d = vote(anns, arbiter=3, judges=J5)
+    assert d.resolved_by == "arbiter" and d.arbiter == "j3"
+    assert (d.candidate_formed, d.candidate_step, d.verification_triggered) == (False, None, False)
+    assert (d.agreement_boundary, d.agreement_semantics, d.n_valid) == (3, 2, 5)
+    d = vote(anns, arbiter=0, judges=J5)  # the arbiter's whole annotation, both tuples
+    assert (d.candidate_formed, d.candidate_step, d.z) == (True, 2, "error")
+    # the mirror case: B's majority is "no candidate", S's is a candidate at differing steps
+    anns = [A(step=1), A(step=2), A(step=3), A(ic=False), A(ic=False)]
+    d = vote(anns, arbiter=1, judges=J5)
+    assert d.resolved_by == "arbiter" and (d.candidate_formed, d.candidate_step) == (True, 2)
 
-    calls = []
-    real = panel._majority
 
-    def fake(tuples):
-        calls.append(tuples)
-        b = (False, None, None, None)
-        s = (True, True, "error")
-        return (b, 2) if len(calls) == 1 else (s, 2)
-
-    panel._majority = fake
-    try:
-        d = vote([A(), A(), A(step=9)], arbiter=2, judges=J)
-    finally:
-        panel._majority = real
-    assert d.resolved_by == "arbiter" and d.candidate_step == 9
+def test_a_tie_between_two_pairs_is_no_majority() -> None:
+    # Possible only with four or more judges: 2–2 on B must not pick one pair by list order.
+    anns = [A(step=1), A(step=1), A(step=2), A(step=2)]
+    assert _majority([a.boundary_tuple() for a in anns]) == (None, 0)
+    d = vote(anns, arbiter=2, judges=J5[:4])
+    assert d.resolved_by == "arbiter" and d.candidate_step == 2 and d.agreement_boundary == 0
 
 
 def test_invalid_arbiter_leaves_the_trajectory_unannotated() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -19,6 +20,8 @@ from agentpost.judges.config import DEFAULT_CONFIG, build_panel
 from agentpost.store import Store
 from agentpost.tasks.loader import bundled_suite_path, load_suite
 from agentpost.trajectory.io import read_jsonl, write_jsonl
+from agentpost.verification import heuristic
+from agentpost.verification.calibrate_io import calibrate_files
 from agentpost.verification.examples import EDGE_CASES, edge_case
 from agentpost.verification.pipeline import DiagnoseOptions, diagnose
 
@@ -67,6 +70,40 @@ def test_rerun_repeats_no_judge_call_and_gives_the_same_result(tmp_path) -> None
     assert doc1["panel"]["three_way_semantics"] == 1.0
     answers = (tmp_path / "judge_answers.jsonl").read_text().splitlines()
     assert len(answers) == N_CALLS
+    assert "caveat" not in doc1["producer"]  # model judges: no heuristic caveat
+    # the run's records score its judges and its panel against the labels
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(json.dumps(lab) + "\n" for lab in LABELS.values()))
+    cal = calibrate_files(labels, [tmp_path / "records.jsonl"])
+    assert set(cal["judges"]) == {"j0", "j1", "j2"} and cal["arbiter"] == "j0"
+    assert all(r["strict_accuracy"] == 1.0 for r in cal["judges"].values())
+    (panel,) = cal["panels"].values()
+    assert panel["strict_accuracy"] == 1.0 and panel["n"] == len(CASES)
+    # judge_answers.jsonl replays the whole panel offline (recorded judges), to the same result
+    rec = {"judges": [{"id": f"j{i}", "kind": "recorded", "path": "judge_answers.jsonl"}
+                      for i in range(3)], "arbiter": "j0"}  # fmt: skip
+    again = diagnose(trajs, [], build_panel(rec, base=tmp_path), tmp_path / "again", opts())
+    assert again["metrics"] == doc1["metrics"] and again["panel"] == doc1["panel"]
+    assert "heuristic" not in (tmp_path / "summary.md").read_text()
+
+
+def test_judge_calls_in_flight_never_exceed_the_concurrency_limit(tmp_path) -> None:
+    trajs = [t for t, _ in CASES[:4]]
+    lock, now, peak = threading.Lock(), [0], [0]
+
+    def counting(body):
+        with lock:
+            now[0] += 1
+            peak[0] = max(peak[0], now[0])
+        time.sleep(0.05)
+        with lock:
+            now[0] -= 1
+        return answer(body)
+
+    with LoopbackServer(counting) as srv:
+        diagnose(trajs, [], build_panel({**config(srv.url), "concurrency": 2}), tmp_path, opts())
+        assert len(srv.requests) == 3 * 4
+    assert peak[0] == 2  # calls do run side by side, and never more than two
 
 
 def test_infra_failures_are_not_cached_and_the_rerun_completes(tmp_path) -> None:
@@ -77,9 +114,12 @@ def test_infra_failures_are_not_cached_and_the_rerun_completes(tmp_path) -> None
         assert doc["judges"]["status"]["j0"] == {"infra_error": 1, "valid": 1}
         assert Store(tmp_path / "store.sqlite").count("scvd-judge") == 5
         n = len(srv.requests)
+        assert "INCOMPLETE: 1 judge results" in (tmp_path / "summary.md").read_text()
         doc = diagnose(trajs, [], build_panel(config(srv.url)), tmp_path, opts())
         assert len(srv.requests) == n + 1  # only the failed call is asked again
         assert doc["judges"]["status"]["j0"] == {"valid": 2}
+        summary = (tmp_path / "summary.md").read_text()
+        assert "judge results" not in summary and "replays could not run" in summary  # no tasks
 
 
 def test_killed_run_resumes_without_repeating_finished_calls(tmp_path) -> None:
@@ -129,10 +169,17 @@ def policy_trajectories(tmp_path_factory) -> Path:
     return out / "trajectories.jsonl"
 
 
-def test_reference_policies_tell_the_expected_story(policy_trajectories, tmp_path) -> None:
+@pytest.fixture(scope="module")
+def story(policy_trajectories, tmp_path_factory) -> tuple[dict, Path]:
+    """One uninterrupted diagnosis of the policy trajectories with the default panel."""
+    run = tmp_path_factory.mktemp("story")
     trajs = read_jsonl(policy_trajectories)
     tasks = load_suite(bundled_suite_path("terminal"))
-    doc = diagnose(trajs, tasks, build_panel(DEFAULT_CONFIG), tmp_path, opts())
+    return diagnose(trajs, tasks, build_panel(DEFAULT_CONFIG), run, opts()), run
+
+
+def test_reference_policies_tell_the_expected_story(story) -> None:
+    doc, tmp_path = story
     lines = [json.loads(x) for x in (tmp_path / "records.jsonl").read_text().splitlines()]
     by_policy: dict[str, list[dict]] = {}
     for line in lines:
@@ -161,7 +208,12 @@ def test_reference_policies_tell_the_expected_story(policy_trajectories, tmp_pat
     assert hasty["VTR"] == 0 and hasty["VOR"] is None and hasty["final_acc_all"] == 0
     assert (careful["ICA"], careful["CPR"], careful["VPR"], careful["R2W"]) == (1, 1, 1, 0)
     assert doc["replay"]["status"] == {"ok": 6}  # careful, wasteful, wrong-then-repaired × 2 tasks
-    assert "scripted/hasty" in (tmp_path / "summary.md").read_text()
+    summary = (tmp_path / "summary.md").read_text()
+    assert "scripted/hasty" in summary and "| macro 95% CI |" in summary
+    # the default panel is three heuristic variants: the caveat is in both outputs
+    caveat = doc["producer"]["caveat"]
+    assert "agentpost scvd calibrate bundled --heuristic" in caveat and caveat in summary
+    assert json.loads((tmp_path / "metrics.json").read_text())["producer"]["caveat"] == caveat
 
 
 def test_budget_stops_new_judge_calls_and_a_rerun_with_more_budget_finishes(tmp_path) -> None:
@@ -177,3 +229,87 @@ def test_budget_stops_new_judge_calls_and_a_rerun_with_more_budget_finishes(tmp_
         doc = diagnose(trajs, [], build_panel(config(srv.url)), tmp_path, opts())
         assert len(srv.requests) == 1 + 3 * 3 - 1  # the stored answer is not asked again
         assert doc["panel"]["vote_rate"] == 1.0
+
+
+def test_killed_during_replays_resumes_without_asking_or_replaying_again(
+    policy_trajectories, story, tmp_path
+) -> None:
+    # Judges are real HTTP calls (answers: the heuristic's), so repeated calls would be seen.
+    trajs = {t.id: t for t in read_jsonl(policy_trajectories)}
+
+    def heuristic_answer(body) -> str:
+        case = re.search(r"^case_id: (.*)$", body["messages"][1]["content"], re.M).group(1)
+        return json.dumps(heuristic.annotate(trajs[case], case).to_json())
+
+    def replays(run: Path) -> dict[str, float]:
+        try:
+            with sqlite3.connect(run / "store.sqlite") as db:
+                rows = db.execute("SELECT key, created FROM results WHERE kind = 'scvd-replay'")
+                return dict(rows.fetchall())
+        except sqlite3.OperationalError:  # the schema is not written yet
+            return {}
+
+    run, cfg = tmp_path / "run", tmp_path / "judges.json"
+    with LoopbackServer(heuristic_answer) as srv:
+        cfg.write_text(json.dumps(config(srv.url)))
+        proc = subprocess.Popen(
+            [AGENTPOST, "diagnose", str(policy_trajectories), "--judges", str(cfg), "-o", str(run),
+             "--no-progress", "--n-boot", "50", "--replay-concurrency", "1"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:
+            if (run / "store.sqlite").exists() and len(replays(run)) >= 2:
+                break
+            time.sleep(0.02)
+        proc.kill()
+        proc.wait()
+        before, asked = replays(run), len(srv.requests)
+        assert asked == 3 * len(trajs) and 2 <= len(before) < 6  # killed among the replays
+        suite = load_suite(bundled_suite_path("terminal"))
+        panel = build_panel(json.loads(cfg.read_text()))
+        doc = diagnose(
+            list(trajs.values()), suite, panel, run, DiagnoseOptions(n_boot=50, progress=False)
+        )
+        assert len(srv.requests) == asked  # no judge call repeated
+    after = replays(run)
+    assert len(after) == 6 and all(after[k] == t for k, t in before.items())  # none redone
+    ref, ref_run = story  # the same trajectories, never interrupted (heuristic judges)
+    assert doc["metrics"] == ref["metrics"]
+    recs, refs = ([json.loads(x)["record"] for x in (r / "records.jsonl").read_text().splitlines()]
+                  for r in (run, ref_run))  # fmt: skip
+    assert recs == refs
+
+
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (["missing.jsonl"], "missing.jsonl: no such trajectory file"),
+        (["empty.jsonl"], "empty.jsonl: no trajectories to diagnose"),
+        (["t.jsonl", "--tasks", "./no/such/suite"], "./no/such/suite: not a task suite directory"),
+        (["t.jsonl", "--judges", "one.json"], "one.json: $.judges: the panel needs exactly three"),
+    ],
+)
+def test_diagnose_bad_input_is_one_line(tmp_path, args, says) -> None:
+    (tmp_path / "empty.jsonl").write_text("")
+    write_jsonl(tmp_path / "t.jsonl", [CASES[0][0]])
+    (tmp_path / "one.json").write_text('{"judges": [{"id": "a", "kind": "heuristic"}]}')
+    out = subprocess.run([AGENTPOST, "diagnose", *args, "-o", "run"], cwd=tmp_path,
+                         capture_output=True, text=True)  # fmt: skip
+    assert out.returncode == 2 and out.stderr == f"error: {says}" + out.stderr.split(says)[1]
+    assert out.stderr.count("\n") == 1 and not (tmp_path / "run").exists()
+
+
+def test_diagnose_cli_shows_progress_and_the_summary(tmp_path) -> None:
+    write_jsonl(tmp_path / "t.jsonl", [t for t, _ in CASES[:2]])
+    out = subprocess.run([AGENTPOST, "diagnose", "t.jsonl", "-o", "run", "--n-boot", "20"],
+                         cwd=tmp_path, capture_output=True, text=True, check=True)  # fmt: skip
+    assert "annotate" in out.stderr and "100%" in out.stderr  # the rich progress bars
+    assert out.stderr.endswith((tmp_path / "run/summary.md").read_text())
+    assert {p.name for p in (tmp_path / "run").iterdir()} >= {
+        "metrics.json",
+        "records.jsonl",
+        "summary.md",
+        "judge_answers.jsonl",
+        "store.sqlite",
+    }

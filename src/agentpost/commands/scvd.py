@@ -14,27 +14,6 @@ import typer
 from agentpost.errors import InputError
 
 
-def _read_jsonl(path: Path) -> list[dict]:
-    import orjson
-
-    rows = []
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise InputError(path, None, f"cannot read: {e}") from None
-    for n, line in enumerate(data.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = orjson.loads(line)
-        except orjson.JSONDecodeError as e:
-            raise InputError(path, f"line {n}", f"invalid JSON: {e}") from None
-        if not isinstance(row, dict):
-            raise InputError(path, f"line {n}", "expected a JSON object")
-        rows.append(row)
-    return rows
-
-
 def _print_json(doc) -> None:
     import orjson
 
@@ -49,21 +28,25 @@ def metrics_cmd(
     ica_population: Annotated[
         str, typer.Option(help="valid_yc | all_with_missing_as_0")
     ] = "valid_yc",
-    n_boot: Annotated[int, typer.Option(help="Bootstrap replicates (0: no intervals).")] = 1000,
+    n_boot: Annotated[
+        int, typer.Option(min=0, help="Bootstrap replicates (0: no intervals).")
+    ] = 1000,
     seed: Annotated[int, typer.Option()] = 0,
 ) -> None:
     """The seven self-verification metrics (and ICA, final accuracy, W2R, R2W, net gain)."""
     from agentpost import __version__
     from agentpost.verification import metrics as M
+    from agentpost.verification.calibrate_io import read_rows
     from agentpost.verification.records import METRICS_FORMAT
 
-    rows = _read_jsonl(records)
     recs = []
-    for n, row in enumerate(rows, start=1):
+    for n, row in read_rows(records):
         try:
             recs.extend(M.from_dicts([row]))
-        except (KeyError, ValueError) as e:
-            raise InputError(records, f"record {n}", f"bad metric record: {e}") from None
+        except ValueError as e:
+            raise InputError(records, f"line {n}", f"bad metric record: {e}") from None
+    if not recs:
+        raise InputError(records, None, "no metric records")
     if ica_population not in M.POPULATIONS:
         raise InputError(None, "--ica-population", f"choose from {M.POPULATIONS}")
     out = M.compute(recs, ica_population=ica_population, n_boot=n_boot, seed=seed)
@@ -81,17 +64,18 @@ def metrics_cmd(
     if json_out:
         _print_json(doc)
         return
-    from agentpost.verification.report import SUMMARY_METRICS, _fmt
+    from agentpost.verification.report import metrics_text
 
-    print("model\t" + "\t".join(SUMMARY_METRICS))
-    for model, vals in [*out["per_model"].items(), ("macro", out["macro"])]:
-        print(model + "\t" + "\t".join(_fmt(vals[c]) for c in SUMMARY_METRICS))
+    sys.stdout.write(metrics_text(out))
 
 
 def calibrate_cmd(
     labels: Annotated[
         Path,
-        typer.Argument(help="JSONL of hand-checked annotations (8 fields, optional call_order)."),
+        typer.Argument(
+            help="JSONL of hand-checked annotations (8 fields, optional call_order, trajectory); "
+            "'bundled' = the calibration set shipped with agentpost."
+        ),
     ],
     annotations: Annotated[
         list[Path] | None,
@@ -110,18 +94,15 @@ def calibrate_cmd(
 ) -> None:
     """Judge accuracy against labels: pooled, strict, per field, boundary, z confusion, α, arbiter."""
     from agentpost.verification import calibrate_io
+    from agentpost.verification.report import calibration_text
 
+    if str(labels) == "bundled" and not labels.exists():
+        labels = calibrate_io.BUNDLED_LABELS
     doc = calibrate_io.calibrate_files(labels, annotations or [], heuristic)
     if json_out:
         _print_json(doc)
-        return
-    for name, rep in doc["judges"].items():
-        print(
-            f"{name}: pooled {rep['pooled_accuracy']}, strict {rep['strict_accuracy']}, "
-            f"boundary exact {rep['boundary_exact']}, ±1 {rep['boundary_within_1']}, abstained {rep['abstained']}"
-        )
-    print(f"krippendorff alpha: {doc['krippendorff_alpha']}")
-    print(f"arbiter: {doc['arbiter']}")
+    else:
+        sys.stdout.write(calibration_text(doc))
 
 
 def diagnose_cmd(
@@ -139,7 +120,9 @@ def diagnose_cmd(
         Path, typer.Option("--out", "-o", help="Run directory (reused to resume).")
     ] = Path("scvd-run"),
     ica_population: Annotated[str, typer.Option()] = "valid_yc",
-    n_boot: Annotated[int, typer.Option()] = 1000,
+    n_boot: Annotated[
+        int, typer.Option(min=0, help="Bootstrap replicates (0: no intervals).")
+    ] = 1000,
     replay_concurrency: Annotated[int, typer.Option(min=1)] = 2,
     backend: Annotated[str, typer.Option()] = "bwrap",
     progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
@@ -158,11 +141,18 @@ def diagnose_cmd(
         get_backend(backend)
     except (ValueError, ImportError, AttributeError) as e:
         raise InputError(None, "--backend", str(e)) from None
-    suite = Path(tasks) if Path(tasks).is_dir() else bundled_suite_path(tasks)
+    if Path(tasks).is_dir():
+        suite = Path(tasks)
+    elif "/" in tasks or Path(tasks).exists():
+        raise InputError(tasks, None, "not a task suite directory")
+    else:
+        suite = bundled_suite_path(tasks)
     for f in files:
         if not f.is_file():
             raise InputError(f, None, "no such trajectory file")
     trajs = [t for f in files for t in read_jsonl(f)]
+    if not trajs:
+        raise InputError(files[0], None, "no trajectories to diagnose")
     cfg = load_config(judges)
     panel = build_panel(
         cfg, str(judges or "default judge config"), judges.parent if judges else None
@@ -183,9 +173,8 @@ def diagnose_cmd(
         "n_boot": n_boot,
         "backend": backend,
     }
-    doc = diagnose(trajs, load_suite(suite), panel, out, opts, args)
+    diagnose(trajs, load_suite(suite), panel, out, opts, args)
     sys.stderr.write((out / "summary.md").read_text())
-    del doc
 
 
 def register(app: typer.Typer) -> None:

@@ -15,7 +15,8 @@ A config file (YAML or JSON)::
 The embedded default (no file) is offline: the three heuristic variants (``broad``,
 ``artifact``, ``run``), arbiter ``artifact`` (the variant with the highest pooled accuracy on
 the bundled calibration file; ``scvd calibrate`` re-measures it). The three share most rules,
-so their agreement overstates what independent judges would give; the summary says so.
+so their agreement overstates what independent judges would give: ``HEURISTIC_CAVEAT`` goes into
+the summary and the ``producer`` block of ``metrics.json``.
 
 Layer: io.
 """
@@ -44,6 +45,13 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "arbiter": "heuristic-artifact",
     "concurrency": 4,
 }
+HEURISTIC_CAVEAT = (
+    "Every judge is a variant of the offline heuristic annotator (rules over commands, outputs "
+    "and edits, no model). The variants share most rules, so their agreement overstates what "
+    "independent judges would give, and a clean exit whose output visibly contradicts the task "
+    "reads as a pass. Their accuracy is measured, not assumed: run `agentpost scvd calibrate "
+    "bundled --heuristic` (or on your own labels) before trusting these numbers."
+)
 _OPENAI_KEYS = {"model", "base_url", "api_key_env", "max_tokens", "extra_body", "json_mode",
                 "timeout_s", "max_retries", "backoff_s"}  # fmt: skip
 
@@ -59,6 +67,11 @@ class Panel:
     @property
     def ids(self) -> list[str]:
         return [j.id for j in self.judges]
+
+    @property
+    def heuristic_only(self) -> bool:
+        """True when no judge reads text (the embedded default): outputs carry the caveat."""
+        return all(j.fingerprint.get("kind") == "heuristic" for j in self.judges)
 
 
 def load_config(path: str | Path | None) -> dict[str, Any]:

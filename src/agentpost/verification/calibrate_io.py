@@ -9,7 +9,10 @@ Annotations, one or more files, each either
   a line with ``"annotation": null`` or ``"valid": false`` is an abstention), or
 - a diagnose run's ``records.jsonl`` (every judge of the panel, by its id).
 
-``heuristic=True`` also runs the three heuristic variants on the labels' embedded trajectories.
+``heuristic=True`` also runs the three heuristic variants on the labels' embedded trajectories
+and scores the embedded default panel (their vote). A records.jsonl also scores its panel's
+decisions. Panels are reported under ``panels``, apart from the judges (no arbiter, no α).
+``read_rows`` is also the JSONL reader of ``agentpost scvd metrics``.
 
 Layer: io.
 """
@@ -21,17 +24,21 @@ from pathlib import Path
 import orjson
 
 from agentpost.errors import InputError
+from agentpost.judges.config import DEFAULT_CONFIG
+from agentpost.trajectory.io import validate
 from agentpost.trajectory.model import Trajectory
 from agentpost.verification import heuristic
-from agentpost.verification.calibration import calibrate
+from agentpost.verification.calibration import calibrate, judge_report
+from agentpost.verification.panel import decision_annotation, vote
 from agentpost.verification.protocol import AnnotationError, parse_annotation
-from agentpost.verification.records import FIELDS, Annotation
+from agentpost.verification.records import FIELDS, Annotation, PanelDecision
 
 DATA = Path(__file__).resolve().parent / "data"
 BUNDLED_LABELS = DATA / "calibration.jsonl"
 
 
-def _rows(path: Path) -> list[dict]:
+def read_rows(path: Path) -> list[tuple[int, dict]]:
+    """(line number, object) for every non-blank line; ``InputError`` naming file and line."""
     try:
         lines = Path(path).read_bytes().splitlines()
     except OSError as e:
@@ -40,9 +47,12 @@ def _rows(path: Path) -> list[dict]:
     for n, line in enumerate(lines, start=1):
         if line.strip():
             try:
-                out.append((n, orjson.loads(line)))
+                row = orjson.loads(line)
             except orjson.JSONDecodeError as e:
                 raise InputError(path, f"line {n}", f"invalid JSON: {e}") from None
+            if not isinstance(row, dict):
+                raise InputError(path, f"line {n}", "expected a JSON object")
+            out.append((n, row))
     return out
 
 
@@ -55,25 +65,37 @@ def _annotation(row: dict, path: Path, n: int) -> Annotation:
 
 def read_labels(path: Path) -> tuple[dict[str, Annotation], dict[str, list], dict[str, Trajectory]]:
     labels, orders, trajs = {}, {}, {}
-    for n, row in _rows(path):
+    for n, row in read_rows(path):
         lab = _annotation(row, path, n)
         labels[lab.case_id] = lab
         if row.get("call_order"):
             orders[lab.case_id] = [tuple(x) for x in row["call_order"]]
         if row.get("trajectory"):
-            trajs[lab.case_id] = Trajectory.model_validate(row["trajectory"])
+            trajs[lab.case_id] = validate(row["trajectory"], path, f"line {n}: trajectory")
     return labels, orders, trajs
 
 
-def read_annotations(path: Path) -> dict[str, dict[str, Annotation | None]]:
-    """judge → case_id → annotation (None = abstained)."""
+def read_annotations(path: Path) -> tuple[dict[str, dict], dict[str, Annotation | None]]:
+    """(judge → case_id → annotation (None = abstained), case_id → the panel's decision as an
+    annotation, from a diagnose run's records.jsonl lines)."""
     out: dict[str, dict[str, Annotation | None]] = {}
-    for n, row in _rows(path):
+    panel: dict[str, Annotation | None] = {}
+    for n, row in read_rows(path):
         if "judges" in row and "case_id" in row:  # a diagnose records.jsonl line
+            dec = row.get("decision") or {}
+            if dec.get("resolved_by") in ("vote", "arbiter", "unannotated"):
+                try:
+                    d = PanelDecision(**dec)
+                except TypeError as e:
+                    raise InputError(path, f"line {n}", f"bad decision: {e}") from None
+                task = (row.get("record") or {}).get("task", "")
+                panel[str(row["case_id"])] = decision_annotation(d, str(row["case_id"]), task)
             for jr in row["judges"]:
+                if not isinstance(jr, dict) or "judge" not in jr:
+                    raise InputError(path, f"line {n}", "each of 'judges' needs a 'judge' id")
                 ann = jr.get("annotation")
-                out.setdefault(jr["judge"], {})[row["case_id"]] = (
-                    Annotation.from_json(ann) if ann else None
+                out.setdefault(str(jr["judge"]), {})[str(row["case_id"])] = (
+                    _annotation(ann, path, n) if isinstance(ann, dict) else None
                 )
             continue
         judge = str(row.get("judge") or Path(path).stem)
@@ -83,7 +105,7 @@ def read_annotations(path: Path) -> dict[str, dict[str, Annotation | None]]:
         src = row.get("annotation") if isinstance(row.get("annotation"), dict) else row
         ann = _annotation(src, path, n)
         out.setdefault(judge, {})[ann.case_id] = ann
-    return out
+    return out, panel
 
 
 def heuristic_annotations(trajs: dict[str, Trajectory]) -> dict[str, dict[str, Annotation]]:
@@ -91,22 +113,41 @@ def heuristic_annotations(trajs: dict[str, Trajectory]) -> dict[str, dict[str, A
             for v in heuristic.VARIANTS}  # fmt: skip
 
 
+def default_panel(judges: dict[str, dict[str, Annotation]]) -> dict[str, Annotation | None]:
+    """The embedded default panel's decisions (the three variants voting, its arbiter)."""
+    ids = [j["id"] for j in DEFAULT_CONFIG["judges"]]
+    arb = ids.index(DEFAULT_CONFIG["arbiter"])
+    out = {}
+    for cid, a in judges[ids[0]].items():
+        d = vote([judges[j][cid] for j in ids], arb, ids)
+        out[cid] = decision_annotation(d, cid, a.task_name)
+    return out
+
+
 def calibrate_files(
     labels_path: Path, annotation_paths: list[Path], heuristic_judges: bool = False
 ) -> dict:
     labels, orders, trajs = read_labels(labels_path)
     judges: dict[str, dict] = {}
+    panels: dict[str, dict] = {}
     for p in annotation_paths:
-        for name, anns in read_annotations(p).items():
+        anns_by_judge, panel = read_annotations(p)
+        for name, anns in anns_by_judge.items():
             judges.setdefault(name, {}).update(anns)
+        if panel:
+            panels[f"panel ({p})"] = panel
     if heuristic_judges:
         if len(trajs) != len(labels):
             raise InputError(
                 labels_path, None, "--heuristic needs a 'trajectory' on every label line"
             )
-        judges.update(heuristic_annotations(trajs))
+        heur = heuristic_annotations(trajs)
+        judges.update(heur)
+        panels["default panel (heuristic vote)"] = default_panel(heur)
     if not judges:
         raise InputError(None, "ANNOTATIONS", "give annotation files or --heuristic")
     doc = calibrate(labels, judges, orders)
+    # panels are scored like judges but are not candidates for arbiter nor coders in alpha
+    doc["panels"] = {name: judge_report(labels, got, orders) for name, got in panels.items()}
     doc["labels"] = {"path": str(labels_path), "n": len(labels)}
     return doc

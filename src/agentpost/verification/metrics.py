@@ -22,11 +22,12 @@ Layer: pure.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
-from agentpost.verification.records import MetricRecord
+from agentpost.verification.records import MetricRecord, normalise_z
+from agentpost.verification.records import from_dicts as from_dicts  # the CLI's entry point
 
 METRICS = (
     "VTR", "VOR", "EDR", "ESP", "CPR", "VPR", "RSR",
@@ -34,16 +35,6 @@ METRICS = (
 )  # fmt: skip
 ALIASES = {"CAR": "CPR", "VPC": "VPR"}
 POPULATIONS = ("valid_yc", "all_with_missing_as_0")
-_Z = {"error": "error", "no-error": "no-error", "no_error": "no-error", "no error": "no-error",
-      "unresolved": "unresolved"}  # fmt: skip
-
-
-def normalise_z(z: str | None) -> str | None:
-    if z is None:
-        return None
-    if z not in _Z:
-        raise ValueError(f"z must be error, no-error, unresolved or null, not {z!r}")
-    return _Z[z]
 
 
 def _arrays(records: Sequence[MetricRecord]) -> dict[str, np.ndarray]:
@@ -125,6 +116,8 @@ def _aggregate(per_run: dict[str, dict[str, dict[str, np.ndarray]]]):
     per_model = {}
     for model, runs in per_run.items():
         per_model[model] = {m: _nanmean(np.stack([runs[r][m] for r in runs])) for m in METRICS}
+    if not per_model:  # no records: every macro value is NA
+        return per_model, {m: np.array([np.nan]) for m in METRICS}
     macro = {m: _nanmean(np.stack([per_model[k][m] for k in per_model])) for m in METRICS}
     return per_model, macro
 
@@ -263,31 +256,3 @@ def _interval(x: np.ndarray) -> list[float] | None:
         return None
     lo, hi = np.percentile(x, [2.5, 97.5])
     return [float(lo), float(hi)]
-
-
-def from_dicts(rows: Iterable[dict]) -> list[MetricRecord]:
-    """Metric records from ``{"model","run","task","I_c","I_v","z","y_c","y_f"}`` dicts."""
-    out = []
-    for row in rows:
-        out.append(MetricRecord(
-            model=str(row["model"]), run=str(row["run"]), task=str(row["task"]),
-            I_c=_opt_bool(row.get("I_c")), I_v=_opt_bool(row.get("I_v")),
-            z=normalise_z(row.get("z")), y_c=_opt01(row.get("y_c")), y_f=_opt01(row.get("y_f")),
-        ))  # fmt: skip
-    return out
-
-
-def _opt_bool(v) -> bool | None:
-    if v is None:
-        return None
-    if isinstance(v, bool) or v in (0, 1):
-        return bool(v)
-    raise ValueError(f"expected true/false/0/1/null, got {v!r}")
-
-
-def _opt01(v) -> int | None:
-    if v is None:
-        return None
-    if isinstance(v, bool) or v in (0, 1):
-        return int(v)
-    raise ValueError(f"expected 0/1/null, got {v!r}")

@@ -6,6 +6,14 @@ the two majorities disagree on I_c, the arbiter's complete annotation decides bo
 arbiter has no valid annotation either, the trajectory is ``unannotated``. Invalid or missing
 annotations are abstentions (toolkit rules the paper leaves open).
 
+The panel is three judges (spec b.3; ``judges.config`` refuses any other size). With three, two
+majorities always share a judge, so they cannot disagree on I_c: that rule is defensive for the
+shipped panel (``test_three_judges_can_never_split_on_candidate_formed`` proves it by
+enumeration). ``vote`` itself takes any number of annotations, and for more than three a tuple
+also needs more votes than any other tuple (a 2–2 tie is no majority; with three judges a tie
+of two pairs cannot occur, so this is exactly b.3 there); with five judges the I_c rule is
+reachable and is tested on a real case.
+
 Layer: pure.
 """
 
@@ -14,15 +22,16 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from agentpost.verification.records import Annotation, PanelDecision
+from agentpost.verification.records import Z_TO_OUTCOME, Annotation, PanelDecision
 
 
 def _majority(tuples: list[tuple]) -> tuple[tuple | None, int]:
-    """The tuple given by at least two judges, with its count; (None, 0) when there is none."""
-    if not tuples:
+    """The tuple given by at least two judges and by more judges than any other tuple, with its
+    count; (None, 0) when there is none."""
+    top = Counter(tuples).most_common(2)
+    if not top or top[0][1] < 2 or (len(top) == 2 and top[1][1] == top[0][1]):
         return None, 0
-    best, n = Counter(tuples).most_common(1)[0]
-    return (best, n) if n >= 2 else (None, 0)
+    return top[0]
 
 
 def _decision(b: tuple, s: tuple, by: str, agree_b: int, agree_s: int, n_valid: int,
@@ -89,3 +98,13 @@ def agreement_stats(decisions: Sequence[PanelDecision], panel_size: int = 3) -> 
         "arbiter_rate": share(by["arbiter"], n),
         "unannotated": by["unannotated"],
     }
+
+
+def decision_annotation(d: PanelDecision, case_id: str, task: str) -> Annotation | None:
+    """The panel's decision as an eight-field annotation (None when unannotated), so the panel
+    can be scored against labels like a judge."""
+    if d.resolved_by == "unannotated":
+        return None
+    return Annotation(case_id, task, bool(d.candidate_formed), d.candidate_step,
+                      d.candidate_tool_call_index, d.boundary_type,
+                      bool(d.verification_triggered), Z_TO_OUTCOME.get(d.z or ""))  # fmt: skip

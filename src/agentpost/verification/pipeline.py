@@ -28,7 +28,7 @@ from typing import Any
 
 from agentpost import __version__
 from agentpost.judges.annotate import MAX_REASKS, annotate_one
-from agentpost.judges.config import Panel
+from agentpost.judges.config import HEURISTIC_CAVEAT, Panel
 from agentpost.store import Store, key
 from agentpost.tasks.model import Task
 from agentpost.trajectory.io import dumps
@@ -131,6 +131,11 @@ def replay_all(trajs, decisions, tasks: dict[str, Task], store: Store, opts, pro
     todo = [i for i, d in enumerate(decisions) if d.candidate_formed and d.verification_triggered]
     tid = prog.task("replay", len(todo))
     thashes: dict[str, str] = {}
+    from agentpost.sandbox.registry import get_backend
+    from agentpost.verification.replay import replay
+
+    # one backend for all replays: it prunes dead runs' sandboxes once, not once per thread
+    backend = get_backend(opts.backend) if todo else None
 
     def one(i):
         traj, d = trajs[i], decisions[i]
@@ -147,10 +152,7 @@ def replay_all(trajs, decisions, tasks: dict[str, Task], store: Store, opts, pro
                                 "backend": opts.backend})  # fmt: skip
         found = store.get(k)
         if found is None:
-            from agentpost.sandbox.registry import get_backend
-            from agentpost.verification.replay import replay
-
-            found = replay(traj, task, upto=upto, backend=get_backend(opts.backend)).to_json()
+            found = replay(traj, task, upto=upto, backend=backend).to_json()
             if found["status"] in CACHED_REPLAY:
                 store.put(k, found)
         prog.advance(tid)
@@ -214,6 +216,7 @@ def diagnose(
             "name": "agentpost diagnose",
             "version": __version__,
             "args": producer_args or {},
+            **({"caveat": HEURISTIC_CAVEAT} if panel.heuristic_only else {}),
         },
         "judges": {
             "ids": panel.ids,
@@ -225,7 +228,7 @@ def diagnose(
             },
             "usage": panel.ledger.summary(),
         },  # fmt: skip
-        "panel": agreement_stats(decisions),
+        "panel": agreement_stats(decisions, len(panel.judges)),
         "replay": {"status": dict(Counter(r.get("status") for r in replays.values()))},
         "metrics": M.compute(
             records, ica_population=opts.ica_population, n_boot=opts.n_boot, seed=opts.seed
@@ -237,5 +240,5 @@ def diagnose(
          "replay": replays.get(i), "record": records[i].to_json()}
         for i, t in enumerate(trajs)
     ]  # fmt: skip
-    report.write_outputs(run_dir, doc, lines, panel)
+    report.write_outputs(run_dir, doc, lines)
     return doc

@@ -231,7 +231,10 @@ def parse_annotation(raw: str) -> Annotation:
         raise AnnotationError(f"not a single JSON object ({e})") from None
     if not isinstance(data, dict):
         raise AnnotationError("not a JSON object")
-    data = {_norm(k): v for k, v in data.items()}
+    names = [_norm(k) for k in data]
+    if len(set(names)) != len(names):
+        raise AnnotationError(f"a field is given twice under different spellings: {list(data)}")
+    data = dict(zip(names, data.values(), strict=True))
     extra = sorted(set(data) - set(FIELDS))
     missing = [f for f in FIELDS if f not in data]
     if extra or missing:

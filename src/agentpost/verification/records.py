@@ -3,13 +3,16 @@ per-trajectory record that the metrics read.
 
 Formats: annotations follow spec b.2 (snake_case names); a record line of
 ``records.jsonl`` is ``agentpost.scvd.record/1``; the metric input line is the flat
-``{"model", "run", "task", "I_c", "I_v", "z", "y_c", "y_f"}`` (``MetricRecord``).
+``{"model", "run", "task", "I_c", "I_v", "z", "y_c", "y_f"}`` (``MetricRecord``), read by
+``from_dicts``, which refuses records that contradict themselves (``record_errors``) rather than
+let the metric masks read them silently.
 
 Layer: model.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -120,8 +123,8 @@ class JudgeResult:
 @dataclass(frozen=True)
 class PanelDecision:
     """The panel's decision (spec b.3). ``resolved_by`` is ``vote``, ``arbiter`` or
-    ``unannotated`` (no usable decision; excluded from the metrics). ``agreement_*`` is 3, 2 or
-    0: how many judges share the decided tuple (0 = no majority)."""
+    ``unannotated`` (no usable decision; excluded from the metrics). ``agreement_*``: how many
+    judges gave the majority tuple (3 or 2 on the three-judge panel; 0 = no majority)."""
 
     resolved_by: Literal["vote", "arbiter", "unannotated"]
     candidate_formed: bool | None
@@ -155,3 +158,70 @@ class MetricRecord:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+
+_Z = {"error": "error", "no-error": "no-error", "no_error": "no-error", "no error": "no-error",
+      "unresolved": "unresolved"}  # fmt: skip
+
+
+def normalise_z(z: str | None) -> str | None:
+    if z is None:
+        return None
+    if z not in _Z:
+        raise ValueError(f"z must be error, no-error, unresolved or null, not {z!r}")
+    return _Z[z]
+
+
+def from_dicts(rows: Iterable[dict]) -> list[MetricRecord]:
+    """Metric records from ``{"model","run","task","I_c","I_v","z","y_c","y_f"}`` dicts; raises
+    ``ValueError`` for a missing key, a bad value or a record that breaks ``record_errors``."""
+    out = []
+    for row in rows:
+        missing = [k for k in ("model", "run", "task") if row.get(k) is None]
+        if missing:
+            raise ValueError(f"missing {', '.join(missing)}")
+        rec = MetricRecord(
+            model=str(row["model"]), run=str(row["run"]), task=str(row["task"]),
+            I_c=_opt_bool(row.get("I_c")), I_v=_opt_bool(row.get("I_v")),
+            z=normalise_z(row.get("z")), y_c=_opt01(row.get("y_c")), y_f=_opt01(row.get("y_f")),
+        )  # fmt: skip
+        errs = record_errors(rec)
+        if errs:
+            raise ValueError("; ".join(errs))
+        out.append(rec)
+    return out
+
+
+def record_errors(r: MetricRecord) -> list[str]:
+    """Contradictions the masks would otherwise read silently (the b.2 consistency rules in
+    record form, plus: y_c is measured only for I_c = I_v = 1, spec b.5)."""
+    errs = []
+    if r.I_c is None and (r.I_v is not None or r.z is not None):
+        errs.append("unannotated (I_c null) needs I_v and z null")
+    if r.I_c is False and (r.I_v or r.z is not None):
+        errs.append("I_c false needs I_v false and z null")
+    if r.I_v and r.z is None:
+        errs.append("I_v true needs z (error, no-error or unresolved)")
+    if r.I_c and r.I_v is None:
+        errs.append("I_c true needs I_v true or false")
+    if r.I_v is False and r.z is not None:
+        errs.append("I_v false needs z null")
+    if r.y_c is not None and not (r.I_c and r.I_v):
+        errs.append("y_c is replayed only for I_c = I_v = true; give null")
+    return errs
+
+
+def _opt_bool(v) -> bool | None:
+    if v is None:
+        return None
+    if isinstance(v, bool) or v in (0, 1):
+        return bool(v)
+    raise ValueError(f"expected true/false/0/1/null, got {v!r}")
+
+
+def _opt01(v) -> int | None:
+    if v is None:
+        return None
+    if isinstance(v, bool) or v in (0, 1):
+        return int(v)
+    raise ValueError(f"expected 0/1/null, got {v!r}")

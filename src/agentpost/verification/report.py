@@ -3,6 +3,8 @@
 readable ``summary.md``.
 
 Files are written to a temporary name and renamed, so a killed run never leaves half a file.
+``metrics_text`` and ``calibration_text`` are the plain-text forms of ``agentpost scvd metrics``
+and ``agentpost scvd calibrate``.
 
 Layer: io.
 """
@@ -36,38 +38,100 @@ def _fmt(v) -> str:
     return "NA" if v is None else f"{100 * v:.1f}"
 
 
-def summary_markdown(doc: dict[str, Any], heuristic_only: bool) -> str:
-    m = doc["metrics"]
-    cols = SUMMARY_METRICS
+def _pct(v) -> str:
+    return "NA" if v is None else f"{100 * v:.1f}%"
+
+
+def _fmt_ci(ci) -> str:
+    return "NA" if ci is None else f"{100 * ci[0]:.1f}–{100 * ci[1]:.1f}"
+
+
+def _incomplete(doc: dict[str, Any]) -> list[str]:
+    """Warnings for work a rerun of the same command would retry (nothing of it was cached)."""
+    failed = sum(n for st in doc["judges"]["status"].values()
+                 for s, n in st.items() if s in ("infra_error", "budget"))  # fmt: skip
+    rep = doc["replay"]["status"]
+    retry = sum(n for s, n in rep.items() if s in ("infra_error", "task_missing"))
+    out = []
+    if failed:
+        out.append(f"INCOMPLETE: {failed} judge results are endpoint failures or over budget "
+                   "(counted as abstentions here); rerun the same command to ask again.")  # fmt: skip
+    if retry:
+        out.append(f"INCOMPLETE: {retry} replays could not run (infrastructure error or task "
+                   "missing from the suite); their y_c is null.")  # fmt: skip
+    return out
+
+
+def summary_markdown(doc: dict[str, Any]) -> str:
+    """The readable ``summary.md``: caveats first, then metrics with macro CIs, coverage, panel."""
+    m, cols = doc["metrics"], SUMMARY_METRICS
     out = ["# SCVD diagnosis", "",
            f"Judges: {', '.join(doc['judges']['ids'])} (arbiter {doc['judges']['arbiter']}); "
            f"prompt {doc['judges']['prompt_version']}.", ""]  # fmt: skip
-    if heuristic_only:
-        out += ["Note: every judge is a variant of the offline heuristic annotator. They share",
-                "most rules, so their agreement overstates what independent judges would give;",
-                "see `agentpost scvd calibrate` for the heuristic's measured accuracy.", ""]  # fmt: skip
+    caveat = doc["producer"].get("caveat")
+    out += [f"Note: {caveat}", ""] if caveat else []
+    out += [f"{w}\n" for w in _incomplete(doc)]
     out += ["Metrics in % (per run, mean over runs, macro over models; NA = empty denominator).", "",
             "| model | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]  # fmt: skip
     for model, vals in m["per_model"].items():
         out.append(f"| {model} | " + " | ".join(_fmt(vals[c]) for c in cols) + " |")
     out.append("| **macro** | " + " | ".join(_fmt(m["macro"][c]) for c in cols) + " |")
+    if "cis" in m:
+        ci = m["cis"]["macro"]
+        out.append("| macro 95% CI | " + " | ".join(_fmt_ci(ci[c]) for c in cols) + " |")
+        out += ["", f"CI: percentile bootstrap over trajectories within each run "
+                f"({m['cis']['n_boot']} replicates, seed {m['cis']['seed']})."]  # fmt: skip
     out += ["", "Coverage (pooled over runs):", "",
             "| model | trajectories | annotated | candidates | replays | valid replays |",
             "|---|---|---|---|---|---|"]  # fmt: skip
     for model, c in m["coverage"].items():
-        out.append(f"| {model} | {c['trajectories']} | {c['annotated']} | {c['candidates']} | "
-                   f"{c['replays']} | {c['replays_valid']} |")  # fmt: skip
+        out.append(f"| {model} | {c['trajectories']} | {c['annotated']} | {c['candidates']} "
+                   f"({_pct(c['candidate_rate'])}) | {c['replays']} | {c['replays_valid']} "
+                   f"({_pct(c['replay_valid_rate'])}) |")  # fmt: skip
     p, r = doc["panel"], m["pearson_rsr_final_acc"]
     rs = "NA" if r["r"] is None else f"{r['r']:.2f}"
-    out += ["", f"Panel: vote {_fmt(p['vote_rate'])}%, arbiter {_fmt(p['arbiter_rate'])}%, "
-            f"unannotated {p['unannotated']}; three-way agreement B {_fmt(p['three_way_boundary'])}%, "
-            f"S {_fmt(p['three_way_semantics'])}%.",
+    out += ["", f"Panel: vote {_pct(p['vote_rate'])}, arbiter {_pct(p['arbiter_rate'])}, "
+            f"unannotated {p['unannotated']}; three-way agreement B {_pct(p['three_way_boundary'])}, "
+            f"S {_pct(p['three_way_semantics'])}.",
             f"Replay status: {doc['replay']['status']}.",
             f"Pearson r(RSR, final accuracy) over {r['n_models']} models: {rs}.", ""]  # fmt: skip
     return "\n".join(out)
 
 
-def write_outputs(run_dir: Path, doc: dict, lines: list[dict], panel) -> None:
+def metrics_text(m: dict[str, Any]) -> str:
+    """``scvd metrics`` without ``--json``: tab-separated %, one row per model, macro and its CI."""
+    cols = SUMMARY_METRICS
+    out = ["model\t" + "\t".join(cols)]
+    for model, vals in [*m["per_model"].items(), ("macro", m["macro"])]:
+        out.append(model + "\t" + "\t".join(_fmt(vals[c]) for c in cols))
+    if "cis" in m:
+        out.append("macro 95% CI\t" + "\t".join(_fmt_ci(m["cis"]["macro"][c]) for c in cols))
+    return "\n".join(out) + "\n"
+
+
+def calibration_text(doc: dict[str, Any]) -> str:
+    """``scvd calibrate`` without ``--json``: every number the JSON has, in %."""
+    lab = doc["labels"]
+    out = [f"labels: {lab['path']} ({lab['n']} trajectories, {3 * lab['n']} pooled decisions)", "",
+           "judge\tpooled\tstrict\tI_c\tI_v\tz\tboundary exact\t±1 call\tabstained"]  # fmt: skip
+    for name, r in [*doc["judges"].items(), *doc.get("panels", {}).items()]:
+        f = r["per_field"]
+        vals = [r["pooled_accuracy"], r["strict_accuracy"], f["candidate_formed"],
+                f["verification_triggered"], f["z"], r["boundary_exact"], r["boundary_within_1"]]  # fmt: skip
+        out.append("\t".join([name, *map(_fmt, vals), str(r["abstained"])]))
+    for name, r in doc["judges"].items():
+        conf = r["z_confusion"]
+        cols = list(next(iter(conf.values())))
+        out += ["", f"z confusion for {name} (rows: label, columns: judge)",
+                "label\\judge\t" + "\t".join(cols)]  # fmt: skip
+        out += [f"{z}\t" + "\t".join(str(row[c]) for c in cols) for z, row in conf.items()]
+    alpha = {k: "NA" if v is None else f"{v:.3f}" for k, v in doc["krippendorff_alpha"].items()}
+    out += ["", f"Krippendorff's alpha (nominal): {alpha}",
+            f"arbiter (highest pooled accuracy): {doc['arbiter']}", ""]  # fmt: skip
+    return "\n".join(out)
+
+
+def write_outputs(run_dir: Path, doc: dict, lines: list[dict]) -> None:
     run_dir.mkdir(parents=True, exist_ok=True)
     _atomic(run_dir / "metrics.json", orjson.dumps(doc, option=orjson.OPT_INDENT_2))
     _atomic(run_dir / "records.jsonl", _jsonl(lines))
@@ -80,5 +144,4 @@ def write_outputs(run_dir: Path, doc: dict, lines: list[dict], panel) -> None:
                         {"judge": jr["judge"], "case_id": line["case_id"], "key": k, "raw": raw}
                     )
     _atomic(run_dir / "judge_answers.jsonl", _jsonl(answers))
-    heuristic_only = all(j.fingerprint.get("kind") == "heuristic" for j in panel.judges)
-    _atomic(run_dir / "summary.md", summary_markdown(doc, heuristic_only).encode())
+    _atomic(run_dir / "summary.md", summary_markdown(doc).encode())
