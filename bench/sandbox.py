@@ -6,12 +6,17 @@ Sections (each a function returning a dict; add new ones to SECTIONS):
 - exec: the median wall time of one sandboxed exec (bubblewrap, a sandbox created once and
   reused, as replay does) against a plain subprocess of the same command, interleaved so both
   see the same machine load; plus the one-off cost of creating and closing a sandbox.
+- replay: ``--n`` full candidate-state replays (fresh sandbox, task environment, every shell
+  call, the evaluator) over the bundled suite with 1 and then 2 workers: wall time,
+  trajectories per second, median seconds per replay. On a machine whose cores are already
+  busy, 2 workers cannot beat 1: read the speedup together with the load.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
 import subprocess
@@ -136,6 +141,8 @@ SECTIONS: dict[str, Callable[[int], dict]] = {"exec": bench_exec, "replay": benc
 
 
 def _print(results: dict) -> None:
+    m = results["machine"]
+    print(f"machine: {m['cpus']} cpus, load {m['loadavg_1m_at_start']} at start")
     ex = results["sections"].get("exec", {})
     if "skipped" in ex:
         print(f"exec: skipped ({ex['skipped']})")
@@ -146,9 +153,18 @@ def _print(results: dict) -> None:
         )
     if "create_close_ms" in ex:
         print(f"sandbox create+close: {ex['create_close_ms']:.2f} ms (median)")
-    for name, section in results["sections"].items():
-        if name != "exec":
-            print(f"{name}: {json.dumps(section)}")
+    rep = results["sections"].get("replay", {})
+    if "skipped" in rep:
+        print(f"replay: skipped ({rep['skipped']})")
+    for row in rep.get("rows", []):
+        print(
+            f"replay {row['trajectories']} trajectories ({rep['shell_calls']} shell calls), "
+            f"{row['workers']} worker(s): {row['wall_s']:.2f} s, "
+            f"{row['trajectories_per_s']:.2f} traj/s, median {row['median_replay_s']} s/replay, "
+            f"{row['ok']} ok, {row['resolved']} resolved"
+        )
+    if "speedup_2_vs_1" in rep:
+        print(f"replay speedup, 2 workers vs 1: x{rep['speedup_2_vs_1']}")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -161,7 +177,12 @@ def main(argv: list[str] | None = None) -> None:
     results = {
         "format_version": FORMAT_VERSION,
         "producer": {"name": "bench/sandbox", "version": "0.1.0", "args": vars(args)},
-        "machine": {"python": sys.version.split()[0], "platform": platform.platform()},
+        "machine": {
+            "python": sys.version.split()[0],
+            "platform": platform.platform(),
+            "cpus": os.cpu_count(),
+            "loadavg_1m_at_start": round(os.getloadavg()[0], 2),
+        },
         "sections": {name: SECTIONS[name](args.n) for name in chosen},
     }
     if args.json:

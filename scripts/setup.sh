@@ -23,6 +23,7 @@ command -v bwrap >/dev/null || missing+=(bubblewrap)
 command -v tmux >/dev/null || missing+=(tmux)
 command -v git >/dev/null || missing+=(git)
 command -v gcc >/dev/null || missing+=(gcc)
+command -v make >/dev/null || missing+=(make)
 command -v patch >/dev/null || missing+=(patch)
 command -v chromium >/dev/null || missing+=(chromium)
 if [ ${#missing[@]} -gt 0 ]; then

@@ -51,6 +51,9 @@ def test_exec_exit_codes_stderr_cwd_env_and_stdin(box):
     data = b"line\n" * 50_000  # larger than a pipe buffer: stdin and stdout must interleave
     r = box.exec(["cat"], stdin=data)
     assert r.stdout.encode() == data
+    # scripts write to /dev/stdout and /dev/stderr by name: that re-opens our pipes
+    r = box.exec("echo o > /dev/stdout; echo e > /dev/stderr; cat /dev/stdin", stdin=b"i\n")
+    assert (r.exit_code, r.stdout, r.stderr) == (0, "o\ni\n", "e\n")
 
 
 def test_spec_env_and_network_flag_reach_the_command():
@@ -75,6 +78,32 @@ def test_writable_dirs_persist_and_root_is_read_only(box):
     assert "Read-only file system" in r.stderr and r.stdout == "read-only\n"
     for d in ("/logs", "/tests", "/solution"):
         assert box.exec(f"touch {d}/x").exit_code == 0
+
+
+def test_root_mirror_binds_entries_and_recreates_empty_dirs(tmp_path):
+    """Entries of the host root are read-only binds, symlinks stay symlinks, and an empty
+    directory is recreated with its permissions instead of costing a mount per exec."""
+    from agentpost.sandbox.bwrap_parts import mirror_args
+
+    (tmp_path / "usr").mkdir()
+    (tmp_path / "usr" / "f").write_text("x")
+    (tmp_path / "srv").mkdir(mode=0o700)
+    os.chmod(tmp_path / "srv", 0o700)
+    (tmp_path / "bin").symlink_to("usr/bin")
+    (tmp_path / "skipme").mkdir()
+    args = mirror_args(str(tmp_path), "/", {"/skipme"}, set())
+    assert args == [
+        *["--symlink", "usr/bin", "/bin"],
+        *["--perms", "700", "--dir", "/srv"],
+        *["--ro-bind", str(tmp_path / "usr"), "/usr"],
+    ]
+    empty = [
+        d for d in ("/srv", "/media", "/mnt", "/opt") if os.path.isdir(d) and not os.listdir(d)
+    ]
+    with bwrap_backend().create() as box:
+        for d in empty:  # on this host: a plain dir in the sandbox, and still read-only
+            r = box.exec(f"stat -c %a {d}; touch {d}/x")
+            assert r.stdout == f"{os.stat(d).st_mode & 0o777:o}\n" and "Read-only" in r.stderr
 
 
 def test_put_get_and_put_dir(box, tmp_path):

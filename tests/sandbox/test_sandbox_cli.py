@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import typer
 from sandbox_testkit import bwrap_backend
@@ -26,6 +27,7 @@ def _app() -> typer.Typer:
 def test_sandbox_exec_prints_the_result_json(tmp_path):
     bwrap_backend()
     (tmp_path / "in.txt").write_text("from host\n")
+    os.mkfifo(tmp_path / "fifo")  # copying it in would block forever on open(): it is skipped
     args = ["sandbox", "exec", "--workdir", str(tmp_path), "--timeout", "5", "--"]
     out = CliRunner().invoke(_app(), [*args, "bash", "-c", "cat in.txt; echo e >&2; exit 4"])
     assert out.exit_code == 0, out.output
@@ -33,6 +35,8 @@ def test_sandbox_exec_prints_the_result_json(tmp_path):
     assert set(result) == {"exit_code", "stdout", "stderr", "timed_out", "duration_s", "truncated"}
     assert result["exit_code"] == 4 and result["stdout"] == "from host\n"
     assert result["stderr"] == "e\n" and result["timed_out"] is False
+    out = CliRunner().invoke(_app(), [*args, "ls", "-A"])
+    assert json.loads(out.stdout)["stdout"] == "in.txt\n"
 
 
 def test_sandbox_exec_timeout_and_network_flags():

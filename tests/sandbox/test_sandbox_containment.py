@@ -71,7 +71,11 @@ def test_writing_and_deleting_outside_the_workdir_fails(box, canary):
 
 def test_rm_rf_root_leaves_the_host_intact(box, canary):
     box.put("/app/mine.txt", b"x")
-    r = box.exec("rm -rf --no-preserve-root / 2>/dev/null; ls -A /app | wc -l", timeout_s=60)
+    with bwrap_backend().create() as other:  # another sandbox's files are host files too
+        other.put("/app/theirs.txt", b"keep")
+        other.exec("echo keep > /tmp/t")
+        r = box.exec("rm -rf --no-preserve-root / 2>/dev/null; ls -A /app | wc -l", timeout_s=60)
+        assert other.get("/app/theirs.txt") == b"keep" and other.get("/tmp/t") == b"keep\n"
     if not r.timed_out:
         assert r.stdout.strip() == "0"  # its own work dir is fair game
     assert (canary / "keep.txt").read_text() == "do not touch\n"
@@ -121,12 +125,25 @@ def test_network_is_off_unless_the_spec_allows_it(box):
 
 
 def test_fork_bomb_is_contained_and_ended(canary):
+    """The bomb stops at its own sandbox's process limit: while it rages, the host and a second
+    sandbox (same host uid, its own user namespace) can still fork."""
     tag = marker()
     spec = SandboxSpec(limits=Limits(processes=64))
     start = time.monotonic()
-    with bwrap_backend().create(spec) as box:
-        r = box.exec(["bash", "-c", "b() { b | b & }; b; sleep " + tag], timeout_s=2)
-    assert time.monotonic() - start < 15
+    out: list = []
+    with bwrap_backend().create(spec) as box, bwrap_backend().create(spec) as other:
+        bomb = ["bash", "-c", "b() { b | b & }; b; sleep " + tag]
+        thread = threading.Thread(target=lambda: out.append(box.exec(bomb, timeout_s=3)))
+        thread.start()
+        assert wait_until(lambda: len(pids_with(tag)) > 0 or not thread.is_alive(), 3)
+        time.sleep(0.3)
+        assert thread.is_alive()  # the bomb is still running: others must not starve
+        assert subprocess.run(["true"]).returncode == 0
+        r2 = other.exec("for i in $(seq 20); do true & done; wait; echo ok", timeout_s=10)
+        assert (r2.exit_code, r2.stdout) == (0, "ok\n"), r2.stderr[-300:]
+        thread.join()
+    assert time.monotonic() - start < 20
+    (r,) = out
     assert r.timed_out or r.exit_code is not None
     assert wait_until(lambda: not pids_with(tag), 3)
     assert subprocess.run(["true"]).returncode == 0  # the host can still fork

@@ -63,10 +63,18 @@ def test_tb1_task_loads_into_the_same_model() -> None:
 def test_bundled_suite_has_twenty_varied_harbor_tasks() -> None:
     tasks = load_suite(bundled_suite_path("terminal"))
     assert len(tasks) >= 20
-    assert len({t.metadata["category"] for t in tasks}) >= 8
+    kinds = {  # the kinds the suite must cover (issue 3): text/logs, a Python package to fix, a
+        # CLI to a spec, CSV/JSON, shell scripting, config repair, git, a small C program
+        "text-processing", "python-debugging", "cli", "data-conversion",
+        "shell-scripting", "config", "git", "c",
+    }  # fmt: skip
+    assert kinds <= {t.metadata["category"] for t in tasks}
     for t in tasks:
         assert t.format == "harbor" and t.solution_script and t.wrong_solutions, t.id
         assert t.explore and t.check, t.id
+        for wrong in t.wrong_solutions:  # each wrong solution says which realistic bug it has
+            header = wrong.read_text().splitlines()[1]
+            assert header.startswith("# A plausible WRONG solution: ") and len(header) > 50, t.id
 
 
 def _copy(tmp_path: Path, name: str) -> Path:
@@ -175,6 +183,58 @@ def test_tb1_task_evaluates_by_pytest_summary(tmp_path: Path) -> None:
         "check_outputs.py::test_content": "FAILED",
         "check_outputs.py::test_file_exists": "PASSED",
     }
+
+
+def test_tb1_output_without_a_pytest_summary_is_evaluator_invalid(tmp_path: Path) -> None:
+    """A real TB1 runner installs pytest with curl/uv; offline that fails before any test runs.
+    Its exit status (1 here) must not read as a silent reward 0, nor may stray PASSED lines
+    printed before pytest's summary header count as results."""
+    backend = _bwrap()
+    root = tmp_path / "tb1"
+    shutil.copytree(FIXTURES / "tb1-hello", root)
+    runner = root / "run-tests.sh"
+    runner.write_text(
+        "#!/bin/bash\necho 'PASSED check_outputs.py::test_content'\n"
+        "echo 'curl: (6) Could not resolve host: astral.sh' >&2; exit 1\n"
+    )
+    task = load_task(root)
+    with backend.create(spec_for(task)) as sb:
+        prepare(task, sb)
+        run_script(task, sb, task.solution_script)
+        res = evaluate(task, sb)
+        assert (res.status, res.reward, res.resolved) == ("evaluator_invalid", None, None)
+        assert "short test summary" in res.output
+        runner.write_text(runner.read_text().replace("exit 1", "exit 0"))
+        assert evaluate(task, sb).status == "evaluator_invalid"
+
+
+def test_older_tb1_task_with_descriptions_and_no_runner(tmp_path: Path) -> None:
+    """Older TB1 tasks put the instruction in ``descriptions`` (key ``base``) and leave
+    run-tests.sh to the harness; the default runner uses the sandbox's pytest and, where there is
+    none, the result is evaluator_invalid rather than a silent 0."""
+    root = tmp_path / "tb1-old"
+    shutil.copytree(FIXTURES / "tb1-hello", root)
+    (root / "run-tests.sh").unlink()
+    (root / "tests" / "check_outputs.py").rename(root / "tests" / "test_outputs.py")
+    (root / "task.yaml").write_text(
+        "descriptions:\n  - key: base\n    description: |\n      Write /app/hello.txt.\n"
+        "  - key: hard\n    description: other\nmax_test_timeout_sec: 30\n"
+    )
+    task = load_task(root)
+    assert task.instruction == "Write /app/hello.txt.\n" and task.run_tests_script is None
+    backend = _bwrap()
+    with backend.create(spec_for(task)) as sb:
+        prepare(task, sb)
+        run_script(task, sb, task.solution_script)
+        res = evaluate(task, sb)
+        has_pytest = sb.exec(["python3", "-c", "import pytest"]).exit_code == 0
+    if has_pytest:  # the sandbox's python3 is the host's (read-only root)
+        assert (res.status, res.reward) == ("ok", 1.0)
+    else:
+        assert (res.status, res.reward) == ("evaluator_invalid", None), res.output
+    (root / "task.yaml").write_text("descriptions:\n  - key: hard\n    description: x\n")
+    with pytest.raises(InputError, match="instruction"):
+        load_task(root)
 
 
 def test_every_suite_file_is_package_data() -> None:

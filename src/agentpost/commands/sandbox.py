@@ -44,7 +44,10 @@ def exec_command(
     spec = SandboxSpec(network=network, image=image, default_timeout_s=timeout)
     with chosen.create(spec) as box:
         if workdir is not None:
-            box.put_dir(workdir, spec.workdir)
+            try:
+                box.put_dir(workdir, spec.workdir)
+            except OSError as e:  # an unreadable file, a link the sandbox refuses, ...
+                raise InputError(workdir, "--workdir", f"cannot copy in: {e}") from None
         result = box.exec(cmd)
     typer.echo(json.dumps(result.to_json(), ensure_ascii=False))
 

@@ -6,7 +6,9 @@ mounts, so mount points for writable directories such as ``/app`` can be created
 remounted read-only. Writable directories are host temp dirs under one per-sandbox directory that
 persist between execs; ``/tmp`` and ``/root`` (the home) are private per-sandbox dirs that persist
 too but are not part of snapshots. ``/run`` is an empty tmpfs so host sockets (e.g. a Docker
-socket) are out of reach: a pathname Unix socket ignores network namespaces.
+socket) are out of reach: a pathname Unix socket ignores network namespaces. Every tmpfs is
+RAM, so each is bounded (``/dev/shm`` by the memory limit, up to 512 MiB) and bwrap's ``/dev``
+(half the host's RAM by default) is remounted read-only: device nodes still work.
 
 Containment:
 - Nothing outlives an exec: when the command exits, bwrap's PID-namespace init exits and the
@@ -20,6 +22,15 @@ Containment:
   to uid 0 inside; the process count is then charged per sandbox user namespace, so a fork bomb
   in one sandbox stops at ``limits.processes`` without starving other sandboxes. Sandbox files
   on the host belong to that uid.
+- Cost: most of an exec's time is the kernel building and tearing down namespaces and the
+  ~30 mounts (it grows with the entries of the host root and with contention from other
+  sandboxes' mounts); ``setpriv`` and ``prlimit`` add about 1 ms and 0.7 ms of CPU.
+  Setting the limits with ``prlimit(2)`` on the init held at ``--block-fd`` would save the
+  ``prlimit`` exec, but root needs CAP_SYS_RESOURCE for that, which containers often drop.
+- Known limit: a pathname Unix socket that is world-writable and lies on the read-only host
+  root outside ``/run``, ``/tmp`` and ``/dev`` can still be connected to (connect() needs write
+  permission on the socket, not a writable mount). Closing that needs seccomp or Landlock; use a
+  ``rootfs`` (or the docker backend) on hosts that keep such sockets.
 - Departure from a container: memory is bounded per process (RLIMIT_AS), not per sandbox, since
   that needs a delegated cgroup; a string command runs under ``bash -c``, not a login shell,
   because Debian's /etc/profile would reset a PATH given in ``spec.env``.
@@ -41,6 +52,7 @@ from agentpost.sandbox.bwrap_parts import (
     base_env,
     kill_tree,
     mirror_args,
+    owned_pipes,
     read_info,
     wait_exit,
 )
@@ -70,7 +82,8 @@ class BwrapSandbox:
         args += mirror_args(rootfs, "/", skip, ancestors(self.writable))
         shm = str(min(self.spec.limits.memory_bytes, 512 << 20))  # tmpfs is RAM: bound it
         args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", shm]
-        args += ["--tmpfs", "/dev/shm", "--size", str(1 << 20), "--tmpfs", "/run"]
+        args += ["--tmpfs", "/dev/shm", "--remount-ro", "/dev"]  # /dev's tmpfs is unbounded
+        args += ["--size", str(1 << 20), "--tmpfs", "/run"]
         resolv = os.path.realpath("/etc/resolv.conf")
         if self.spec.network and rootfs == "/" and resolv.startswith("/run/"):
             args += ["--ro-bind", resolv, resolv]
@@ -139,22 +152,29 @@ class BwrapSandbox:
         bwrap exits as soon as the command does, while the kernel may still be killing what the
         command left in the namespace; waiting on the init's pidfd closes that window."""
         info_r, info_w = os.pipe()
+        parent, child = owned_pipes(bool(stdin), self.backend.owner())
         try:
             proc = subprocess.Popen(
                 self._argv(command, cwd, info_w),
-                stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
+                stdin=child[0] if stdin else subprocess.DEVNULL,
+                stdout=child[-2],
+                stderr=child[-1],
                 env={**base_env(self.spec), **(env or {})},
                 pass_fds=(info_w,),
                 start_new_session=True,
                 cwd="/",
             )
         except OSError as e:
-            os.close(info_r)
+            for fd in (info_r, *parent):
+                os.close(fd)
             raise InfraError(f"cannot start bwrap: {e}") from e
         finally:
-            os.close(info_w)
+            for fd in (info_w, *child):
+                os.close(fd)
+        streams = [open(fd, "rb", buffering=0) for fd in parent[-2:]]
+        proc.stdout, proc.stderr = streams
+        if stdin:
+            proc.stdin = open(parent[0], "wb", buffering=0)
         try:
             init_pid = read_info(info_r).get("child-pid")
         finally:

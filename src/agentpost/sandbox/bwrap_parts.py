@@ -11,6 +11,7 @@ import os
 import posixpath
 import select
 import signal
+import stat
 import subprocess
 import time
 
@@ -35,7 +36,11 @@ def base_env(spec: SandboxSpec) -> dict[str, str]:
 
 def mirror_args(host_dir: str, spath: str, skip: set[str], ancestors: set[str]) -> list[str]:
     """bwrap arguments that rebuild ``host_dir`` at sandbox path ``spath`` read-only, entry by
-    entry, leaving out ``skip`` and descending into ``ancestors`` (parents of mounts to come)."""
+    entry, leaving out ``skip`` and descending into ``ancestors`` (parents of mounts to come).
+
+    An empty directory (``/srv``, ``/media``, ``lost+found`` ...) becomes a plain directory with
+    the same permissions on the sandbox root instead of a bind mount: it looks the same (and is
+    as read-only once the root is remounted), and every mount saved is time saved per exec."""
     args: list[str] = []
     for name in sorted(os.listdir(host_dir)):
         sp = posixpath.join(spath, name)
@@ -46,9 +51,18 @@ def mirror_args(host_dir: str, spath: str, skip: set[str], ancestors: set[str]) 
             args += ["--symlink", os.readlink(hp), sp]
         elif sp in ancestors and os.path.isdir(hp):
             args += ["--dir", sp, *mirror_args(hp, sp, skip, ancestors)]
+        elif _empty_dir(hp):
+            args += ["--perms", f"{stat.S_IMODE(os.stat(hp).st_mode):o}", "--dir", sp]
         else:
             args += ["--ro-bind", hp, sp]
     return args
+
+
+def _empty_dir(path: str) -> bool:
+    try:
+        return os.path.isdir(path) and not os.listdir(path)
+    except OSError:  # unreadable: bind it and let the sandbox see what it may
+        return False
 
 
 def ancestors(paths: list[str]) -> set[str]:
@@ -59,6 +73,23 @@ def ancestors(paths: list[str]) -> set[str]:
             out.add(parent)
             parent = posixpath.dirname(parent)
     return out
+
+
+def owned_pipes(stdin: bool, owner: tuple[int, int] | None) -> tuple[list[int], list[int]]:
+    """Pipes for a command's stdin (when ``stdin``), stdout and stderr, in that order, as
+    (our ends, the command's ends), owned by ``owner`` when given.
+
+    ``echo x > /dev/stderr`` re-opens the pipe through /proc/self/fd, which checks the pipe's
+    owner and mode (0600): a pipe owned by host root is closed to the sandbox's unprivileged uid,
+    so it must belong to that uid before the command can run."""
+    ours, theirs = [], []
+    for is_input in [True] * stdin + [False, False]:
+        r, w = os.pipe()
+        if owner is not None:
+            os.fchown(w, *owner)  # one inode behind both ends
+        ours.append(w if is_input else r)
+        theirs.append(r if is_input else w)
+    return ours, theirs
 
 
 def read_info(fd: int, timeout_s: float = 30.0) -> dict:

@@ -3,8 +3,12 @@
 Harbor: the tests directory is copied (fresh) into ``/tests`` and ``/tests/test.sh`` runs in the
 work directory; it must write ``/logs/verifier/reward.txt`` (a number) or ``reward.json`` (a
 number, ``{"reward": x}``, or a one-entry object of numbers). Terminal-Bench 1: ``run-tests.sh``
-runs with ``TEST_DIR=/tests``; the pytest per-test summary (``-rA``) decides when present
-(resolved = every test passed), else the exit code does.
+runs with ``TEST_DIR=/tests`` and, as in Terminal-Bench's ``PytestParser``, the per-test lines
+after pytest's "short test summary info" header (``-rA``) decide: resolved when every test is
+PASSED, XFAIL or SKIPPED. Output without that header is unparsable (``evaluator_invalid``: real
+TB1 runners install pytest from the network, which an offline sandbox lacks). Only a task whose
+``parser_name`` is not ``pytest`` is graded by the runner's exit code (a departure: TB1's other
+parsers are benchmark-specific).
 
 A missing or unparsable reward is ``evaluator_invalid``, never a silent 0. Stale reward files
 and anything the agent left in ``/tests`` are removed first, so an agent cannot pre-write its
@@ -31,9 +35,13 @@ from agentpost.sandbox.base import ExecResult, Sandbox, SandboxSpec
 from agentpost.tasks.model import REWARD_JSON, REWARD_TXT, EvalResult, Task
 
 OUTPUT_CHARS = 8000
+# For a TB1 task without run-tests.sh. TB1's default installs pytest with uv from the network;
+# offline we use the sandbox's own pytest (none: no summary, so ``evaluator_invalid``).
+DEFAULT_TB1_RUNNER = '#!/bin/bash\npython3 -m pytest -rA "$TEST_DIR/test_outputs.py"\n'
 SETUP_SCRIPT = "agentpost-setup.sh"
 _NOT_COPIED = {"Dockerfile", SETUP_SCRIPT, ".dockerignore"}
 _PYTEST_LINE = re.compile(r"^(PASSED|FAILED|ERROR|XFAIL|XPASS|SKIPPED)\s+(\S+)", re.M)
+_PYTEST_SUMMARY = re.compile(r"=+\s*short test summary info\s*=+", re.I)
 
 
 def spec_for(
@@ -115,7 +123,7 @@ def evaluate(task: Task, sandbox: Sandbox) -> EvalResult:
     if res.timed_out:
         return EvalResult("timeout", None, None, out, details)
     if task.format == "terminal-bench-1":
-        return _tb1_result(res, out, details)
+        return _tb1_result(res, out, details, task.metadata.get("parser_name", "pytest"))
     reward, why = _read_reward(sandbox)
     if reward is None:
         return EvalResult("evaluator_invalid", None, None, f"{why}\n{out}", details)
@@ -130,8 +138,9 @@ def _run_verifier(task: Task, sandbox: Sandbox) -> ExecResult:
     if task.tests_dir is not None and task.tests_dir.is_dir():
         sandbox.put_dir(str(task.tests_dir), "/tests")
     if task.format == "terminal-bench-1":
-        assert task.run_tests_script is not None
-        sandbox.put("/tests/run-tests.sh", task.run_tests_script.read_bytes(), 0o755)
+        runner = task.run_tests_script
+        script = runner.read_bytes() if runner else DEFAULT_TB1_RUNNER.encode()
+        sandbox.put("/tests/run-tests.sh", script, 0o755)
         cmd = "bash /tests/run-tests.sh"
     else:
         cmd = "bash /tests/test.sh"
@@ -182,9 +191,13 @@ def _read_reward(sandbox: Sandbox) -> tuple[float | None, str]:
     return None, f"no reward file ({REWARD_TXT} or {REWARD_JSON})"
 
 
-def _tb1_result(res: ExecResult, out: str, details: dict) -> EvalResult:
-    outcomes = dict((name, status) for status, name in _PYTEST_LINE.findall(res.stdout))
-    if outcomes:
+def _tb1_result(res: ExecResult, out: str, details: dict, parser: str) -> EvalResult:
+    if parser == "pytest":
+        parts = _PYTEST_SUMMARY.split(res.stdout, maxsplit=1)
+        outcomes = {name: st for st, name in _PYTEST_LINE.findall(parts[-1])} if parts[1:] else {}
+        if not outcomes:
+            why = "no pytest short test summary (-rA) with test results in run-tests.sh output"
+            return EvalResult("evaluator_invalid", None, None, f"{why}\n{out}", details)
         details["tests"] = outcomes
         ok = all(s in ("PASSED", "XFAIL", "SKIPPED") for s in outcomes.values())
         return EvalResult("ok", 1.0 if ok else 0.0, ok, out, details)

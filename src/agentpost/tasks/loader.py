@@ -4,10 +4,11 @@ Harbor: ``instruction.md``, ``task.toml`` (``[metadata]``, ``[agent].timeout_sec
 ``[verifier].timeout_sec``, ``[environment]``, and agentpost's own ``[agentpost]`` table),
 ``environment/``, ``tests/test.sh``, ``solution/solve.sh``; plausible wrong solutions live in
 ``wrong/solve.sh`` or ``wrong/<name>/solve.sh`` (an agentpost addition).
-Terminal-Bench 1: ``task.yaml`` (``instruction``, ``max_agent_timeout_sec``,
-``max_test_timeout_sec``, metadata keys), ``run-tests.sh``, ``tests/``, ``solution.sh``; TB1
-tasks build their files in a Dockerfile, so ``environment_dir`` is None unless the task ships an
-``environment/`` directory.
+Terminal-Bench 1: ``task.yaml`` (``instruction``, or the older ``descriptions`` list whose
+``base`` entry holds it; ``max_agent_timeout_sec``, ``max_test_timeout_sec``, metadata keys),
+``run-tests.sh`` (optional, as in TB1: a task without one gets ``DEFAULT_TB1_RUNNER``),
+``tests/``, ``solution.sh``; TB1 tasks build their files in a Dockerfile, so ``environment_dir``
+is None unless the task ships an ``environment/`` directory.
 
 The work directory is ``/app`` unless ``[agentpost].workdir`` (Harbor) or ``workdir`` (TB1)
 says otherwise; whether the evaluator needs the network comes from ``[agentpost].evaluator_network``
@@ -166,15 +167,25 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     return data
 
 
+def _tb1_instruction(data: dict[str, Any], yaml_path: Path) -> str:
+    """``instruction``, or (older TB1 tasks) the ``base`` entry of ``descriptions``."""
+    instruction = data.get("instruction")
+    descriptions = data.get("descriptions")
+    if instruction is None and isinstance(descriptions, list):
+        base = [d for d in descriptions if isinstance(d, dict) and d.get("key") == "base"]
+        instruction = (base[0].get("description") or base[0].get("instruction")) if base else None
+    if not isinstance(instruction, str) or not instruction.strip():
+        raise InputError(yaml_path, "instruction", "missing or not a string")
+    return instruction
+
+
 def _load_tb1(root: Path) -> Task:
     yaml_path = root / "task.yaml"
     data = _read_yaml(yaml_path)
-    instruction = data.get("instruction")
-    if not isinstance(instruction, str) or not instruction.strip():
-        raise InputError(yaml_path, "instruction", "missing or not a string")
+    instruction = _tb1_instruction(data, yaml_path)
     run_tests = root / "run-tests.sh"
-    if not run_tests.is_file():
-        raise InputError(run_tests, None, "missing Terminal-Bench 1 test runner")
+    if not run_tests.is_file() and not (root / "tests").is_dir():
+        raise InputError(root, None, "Terminal-Bench 1 task has neither run-tests.sh nor tests/")
     ap = _agentpost_table(data.get("agentpost") or {}, yaml_path, "agentpost")
     workdir = data.get("workdir", ap.get("workdir", "/app"))
     if not isinstance(workdir, str) or not workdir.startswith("/"):
@@ -203,5 +214,5 @@ def _load_tb1(root: Path) -> Task:
         wrong_solutions=_wrong_solutions(root),
         metadata={k: data[k] for k in meta_keys if k in data},
         agentpost=dict(ap),
-        run_tests_script=run_tests,
+        run_tests_script=_maybe(run_tests),
     )

@@ -40,7 +40,8 @@ class Task:
     wrong_solutions: tuple[Path, ...] = ()
     metadata: dict[str, Any] = field(default_factory=dict)
     agentpost: dict[str, Any] = field(default_factory=dict)
-    # Terminal-Bench 1 only: the host path of run-tests.sh (Harbor uses tests_dir/test.sh).
+    # Terminal-Bench 1 only: the host path of run-tests.sh, None for the default runner
+    # (evaluate.DEFAULT_TB1_RUNNER). Harbor uses tests_dir/test.sh.
     run_tests_script: Path | None = None
 
     @property
