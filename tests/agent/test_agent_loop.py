@@ -130,6 +130,10 @@ def test_step_limit_and_cost_limit_stop_the_loop() -> None:
     traj, _ = _run(ScriptedModel(priced), LoopConfig(cost_limit_usd=1.0))
     assert traj.metadata["exit_status"] == "cost_limit" and len(traj.turns) == 3
 
+    slow = ScriptedModel(lambda m: {"tool_calls": [_bash("sleep 0.2")]})
+    traj, _ = _run(slow, LoopConfig(timeout_s=0.5))
+    assert traj.metadata["exit_status"] == "timeout" and 2 <= len(traj.turns) <= 4
+
 
 def test_model_errors_and_budget_end_the_rollout_with_a_trajectory() -> None:
     with LoopbackServer([{"tool_calls": [_bash("ls")]}] * 5) as srv:
@@ -160,3 +164,15 @@ def test_snapshots_after_every_call_can_be_graded_later(tmp_path) -> None:
         with BACKEND.restore(Snapshot(path=path, spec=spec_for(TASK))) as box:
             verdicts.append(evaluate(TASK, box).resolved)
     assert verdicts == [False, True]
+
+
+def test_every_command_runs_in_a_fresh_shell_as_the_trajectory_says() -> None:
+    replies = [
+        {"tool_calls": [_bash("cd /tmp && export AGENTPOST_X=1 && pwd")]},
+        {"tool_calls": [_bash('pwd; echo "x=${AGENTPOST_X:-unset}"')]},
+        {"tool_calls": [{"name": "submit", "arguments": {}}]},
+    ]
+    traj, _ = _run(ScriptedModel(replies))
+    first, second = (t.observations[0].text for t in traj.turns[:2])
+    assert "/tmp" in first and "/app" in second and "x=unset" in second
+    assert traj.metadata["shell_state"] == "fresh"

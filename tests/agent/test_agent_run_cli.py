@@ -84,6 +84,21 @@ def test_killed_run_resumes_without_repeating_finished_rollouts(tmp_path: Path) 
     assert finished_ids(path) == set(ids)
 
 
+def test_ctrl_c_lets_rollouts_in_flight_finish_and_starts_no_more(tmp_path: Path) -> None:
+    cmd = [*CLI, "run", "--policy", "wasteful", *TASKS, "-o", str(tmp_path), "-G", "3", "-n", "1"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    path = tmp_path / "trajectories.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not path.exists():
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode != 0 and "Traceback" not in stderr
+    ids = _ids(tmp_path)
+    assert 1 <= len(ids) <= 2 < 6  # the one written, at most the one in flight: the rest never ran
+    assert path.read_bytes().endswith(b"\n")
+
+
 def test_bad_arguments_are_one_line_errors(tmp_path: Path) -> None:
     proc = subprocess.run([*CLI, "run", "-o", str(tmp_path)], capture_output=True, text=True)
     assert (
@@ -93,18 +108,50 @@ def test_bad_arguments_are_one_line_errors(tmp_path: Path) -> None:
     )
     proc = _run(tmp_path, "--task", "no-such-task")
     assert proc.returncode == 2 and "no task named no-such-task" in proc.stderr
+    for extra, message in [
+        (["--backend", "nope"], "unknown sandbox backend 'nope'"),
+        (["--mode", "bash"], "choose tools or text"),
+        (["--model", "m"], "give either --model"),
+    ]:
+        proc = _run(tmp_path, *extra)
+        assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+        assert "Traceback" not in proc.stderr
+    a_file = tmp_path / "file"
+    a_file.write_text("x")
+    proc = _run(a_file)
+    assert proc.returncode == 2 and "not a directory" in proc.stderr
+
+
+def _look_then_submit(body: dict) -> dict:
+    """A loopback model: ``ls`` on the first turn of a rollout, then submit."""
+    if len(body["messages"]) == 2:
+        return {
+            "content": "Look first.",
+            "tool_calls": [{"name": "bash", "arguments": {"command": "ls"}}],
+        }
+    return {"content": "Done.", "tool_calls": [{"name": "submit", "arguments": {}}]}
+
+
+def test_a_spent_token_budget_stops_the_run_and_a_rerun_continues(tmp_path: Path) -> None:
+    from agentpost.agent.loopback import LoopbackServer
+
+    with LoopbackServer(_look_then_submit) as srv:
+        cmd = [*CLI, "run", "--model", "loopback-coder", "--base-url", srv.url, "--task", "csv-to-json",
+               "-G", "3", "-n", "1", "-o", str(tmp_path)]  # fmt: skip
+        first = subprocess.run([*cmd, "--token-budget", "1"], capture_output=True, text=True)
+        n_requests = len(srv.requests)
+        second = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert first.returncode == 0, first.stderr
+    assert "budget spent: 3 rollouts" in first.stderr and n_requests == 1
+    summary = json.loads((tmp_path / "run.json").read_text())
+    assert summary["this_invocation"]["ran"] == 3 and summary["this_invocation"]["skipped"] == 0
+    assert second.returncode == 0 and len(_ids(tmp_path)) == 3
 
 
 def test_run_with_a_model_on_the_loopback_server(tmp_path: Path) -> None:
     from agentpost.agent.loopback import LoopbackServer
 
-    def reply(body: dict) -> dict:
-        if len(body["messages"]) == 2:  # first turn of a rollout
-            return {
-                "content": "Look first.",
-                "tool_calls": [{"name": "bash", "arguments": {"command": "ls"}}],
-            }
-        return {"content": "Done.", "tool_calls": [{"name": "submit", "arguments": {}}]}
+    reply = _look_then_submit
 
     with LoopbackServer(reply) as srv:
         srv.fail("500", "drop")

@@ -76,25 +76,29 @@ def test_retryable_faults_are_retried_and_nothing_is_lost(fault: str) -> None:
     assert s["output_tokens"] == comp.usage.output_tokens + comp2.usage.output_tokens
 
 
-def test_malformed_json_is_a_clear_error_not_retried() -> None:
+@pytest.mark.parametrize(
+    ("fault", "error", "match"),
+    [
+        ("malformed", MalformedResponse, "not JSON"),
+        ("no_choices", MalformedResponse, "no choices"),
+        ("400", ModelRequestError, "400"),
+    ],
+)
+def test_other_faults_are_clear_errors_not_retried(fault: str, error: type, match: str) -> None:
     with LoopbackServer(["never"]) as srv:
-        srv.fail("malformed")
-        t = _transport(srv)
-        with pytest.raises(MalformedResponse, match="not JSON"):
+        srv.fail(fault)
+        t = _transport(srv, prices=Prices(input=1.0, output=2.0))
+        with pytest.raises(error, match=match):
             t.complete(MSGS)
         assert len(srv.requests) == 1
     s = t.ledger.summary()
-    assert s["attempts"] == 1 and s["errors"][0]["error_type"] == "MalformedResponse"
-
-
-def test_client_error_is_not_retried() -> None:
-    with LoopbackServer(["never"]) as srv:
-        srv.fail("400")
-        t = _transport(srv)
-        with pytest.raises(ModelRequestError, match="400"):
-            t.complete(MSGS)
-        assert len(srv.requests) == 1
-    assert t.ledger.summary()["errors"][0]["http_status"] == 400
+    assert s["attempts"] == s["failed_attempts"] == 1 and s["errors"][0]["status"] == "error"
+    assert s["errors"][0]["http_status"] == (400 if fault == "400" else 200)
+    if fault == "no_choices":  # billed though unusable: its usage and cost still count
+        assert (s["input_tokens"], s["output_tokens"]) == (7, 3)
+        assert s["cost_usd"] == pytest.approx((7 + 2 * 3) / 1e6)
+    else:
+        assert s["input_tokens"] == 0 and s["cost_usd"] is None
 
 
 def test_retries_run_out_into_model_unavailable() -> None:
@@ -114,6 +118,49 @@ def test_token_budget_stops_new_calls_only() -> None:
         with pytest.raises(BudgetExceeded):
             t.complete(MSGS)
         assert len(srv.requests) == 1
+
+
+def test_a_call_queued_behind_the_limit_does_not_start_once_the_budget_is_spent() -> None:
+    release = threading.Event()
+
+    def reply(body: dict) -> str:
+        release.wait(5)
+        return "one two three"
+
+    with LoopbackServer(reply) as srv:
+        t = _transport(srv, concurrency=1, timeout_s=5, max_total_tokens=5)
+        first = threading.Thread(target=t.complete, args=(MSGS,))
+        first.start()
+        while not srv.requests:  # the first call holds the only slot
+            time.sleep(0.005)
+        errors: list[Exception] = []
+
+        def queued() -> None:
+            try:
+                t.complete(MSGS)
+            except BudgetExceeded as e:
+                errors.append(e)
+
+        second = threading.Thread(target=queued)
+        second.start()
+        time.sleep(0.05)  # the second call now waits for the slot, the budget not yet spent
+        release.set()
+        first.join()
+        second.join()
+        assert len(srv.requests) == 1 and len(errors) == 1
+    assert t.ledger.summary()["calls"] == 1
+
+
+def test_cost_is_null_whenever_it_is_unknown() -> None:
+    with LoopbackServer(["a"]) as srv:
+        t = _transport(srv)
+        assert t.ledger.summary()["cost_usd"] is None  # no prices, no calls: unknown, not 0
+        t.complete(MSGS)
+        assert t.ledger.summary()["cost_usd"] is None
+    priced = OpenAITransport(
+        TransportConfig(model="m", base_url="http://127.0.0.1:9", prices=Prices(1.0, 1.0))
+    )
+    assert priced.ledger.summary()["cost_usd"] is None  # nothing priced yet
 
 
 def test_prices_give_cost_and_cost_budget() -> None:

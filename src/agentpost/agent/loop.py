@@ -9,8 +9,11 @@ Two action modes:
 - ``text``: for models without tool calling, the reply holds exactly one fenced ```` ```bash ````
   block, and the block ``echo AGENTPOST_SUBMIT`` submits.
 
-It stops on submit, the step limit, the cost limit, the wall-clock timeout, a spent budget or a
-model error; ``metadata.exit_status`` says which. The trajectory holds per-turn usage and
+It stops on submit, the step limit, the cost limit, the wall-clock timeout (checked between
+turns, so a running command may overrun it by up to ``command_timeout_s``), a spent budget or a
+model error; ``metadata.exit_status`` says which. Every command runs in a fresh shell (one
+``sandbox.exec`` each: no cwd or exports carry over), and ``metadata.shell_state = "fresh"``
+tells replay so. The trajectory holds per-turn usage and
 logprobs as the model returned them, exit codes and timeouts per call, model latency and exec
 durations (``Turn.extra.exec_s``). With ``snapshot_dir`` set, the writable directories are
 archived after every shell call (``Turn.extra.snapshots``), so any intermediate state can be
@@ -80,7 +83,7 @@ _BASH_BLOCK = re.compile(r"```(?:bash|sh)\s*\n(.*?)```", re.S)
 class LoopConfig:
     mode: Literal["tools", "text"] = "tools"
     step_limit: int = 50
-    cost_limit_usd: float | None = None
+    cost_limit_usd: float | None = None  # over turns' usage.cost_usd; an unknown cost counts 0
     timeout_s: float | None = None  # wall clock for the whole rollout
     command_timeout_s: float = 60.0
     observation_chars: int = 10_000
@@ -167,7 +170,7 @@ class AgentLoop:
             system_prompt=cfg.system_prompt, turns=turns, totals=compute_totals(turns),
             producer=Producer(name="agentpost.agent.loop", version=__version__, args=asdict(cfg)),
             metadata={"exit_status": status, "mode": cfg.mode, "workdir": workdir,
-                      "elapsed_s": round(time.monotonic() - t0, 3)},
+                      "shell_state": "fresh", "elapsed_s": round(time.monotonic() - t0, 3)},
         )  # fmt: skip
         if error:
             traj.metadata["error"] = error
@@ -185,8 +188,18 @@ class AgentLoop:
                 return "cost_limit"
         return None
 
-    def _drive(self, messages, tools, turns, workdir, traj_id, t0) -> tuple[str, str | None]:
-        """Step until a stop; returns (exit status, error message or None)."""
+    def _drive(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        turns: list[Turn],
+        workdir: str,
+        traj_id: str,
+        t0: float,
+    ) -> tuple[str, str | None]:
+        """Step until a stop, appending to ``messages`` and ``turns``; returns (exit status,
+        error message or None). Infrastructure errors propagate: the runner retries the
+        rollout."""
         while True:
             stop = self._stop_reason(turns, t0)
             if stop:
@@ -197,7 +210,7 @@ class AgentLoop:
             except BudgetExceeded as e:
                 return "budget_exceeded", str(e)
             except InfraError:
-                raise  # infrastructure: the runner retries the rollout
+                raise
             except AgentpostError as e:
                 return "model_error", f"{type(e).__name__}: {e}"
             turn = comp.to_turn(len(turns))
@@ -207,7 +220,14 @@ class AgentLoop:
             if submitted:
                 return "submitted", None
 
-    def _act(self, comp, turn: Turn, messages, workdir: str, traj_id: str) -> bool:
+    def _act(
+        self,
+        comp: Completion,
+        turn: Turn,
+        messages: list[dict[str, Any]],
+        workdir: str,
+        traj_id: str,
+    ) -> bool:
         """Run the turn's actions, append their observations; True when the model submitted."""
         text_mode = self.config.mode == "text"
         calls, problem = _actions_from_text(comp) if text_mode else _actions_from_tools(comp)

@@ -8,7 +8,9 @@ function of the request body. Faults are injected on demand, one per request in 
 - ``"429"`` (with ``Retry-After: 0``), ``"500"``, ``"503"``, ``"400"``: an error status;
 - ``"slow"``: sleep ``slow_s`` (past the client's timeout), then answer normally;
 - ``"drop"``: close the socket without a response;
-- ``"malformed"``: 200 with a truncated JSON body.
+- ``"malformed"``: 200 with a truncated JSON body;
+- ``"no_choices"``: 200 with JSON that has a ``usage`` block but no ``choices`` (as some servers
+  send when a reply is filtered): billed, yet unusable.
 
 Faults never consume a scripted reply, so a retried request gets the reply the failed one would
 have got. ``requests`` holds every body received (faulted or not), ``responses`` every body sent.
@@ -36,7 +38,7 @@ from typing import Any
 
 Reply = str | dict[str, Any]
 ReplyFn = Callable[[dict[str, Any]], Reply]
-FAULTS = ("429", "500", "503", "400", "slow", "drop", "malformed")
+FAULTS = ("429", "500", "503", "400", "slow", "drop", "malformed", "no_choices")
 _TOKEN_RE = re.compile(r"\w+|\s+|[^\w\s]")
 
 
@@ -259,6 +261,9 @@ class _Handler(BaseHTTPRequestHandler):
             return self._error(int(fault), f"injected {fault}", headers)
         if fault == "malformed":
             return self._send(200, b'{"id": "chatcmpl-broken", "choices": [{"index": 0, "mess')
+        if fault == "no_choices":
+            usage = {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10}
+            return self._send(200, json.dumps({"id": "chatcmpl-empty", "usage": usage}).encode())
         if fault == "slow":
             time.sleep(srv.slow_s)
         reply = srv._reply_for(body, consume=fault != "slow")

@@ -29,7 +29,12 @@ class ModelRequestError(AgentpostError):
 class MalformedResponse(AgentpostError):
     """The server answered 200 with a body that is not a chat completion (bad JSON, missing
     ``choices``). Not retried: a server that emits broken JSON usually does so deterministically,
-    and a retry would silently spend tokens the budget must account for."""
+    and a retry would silently spend tokens the budget must account for. ``usage`` holds what
+    the body reported, if it was JSON with a ``usage`` block, so the ledger still counts it."""
+
+    def __init__(self, message: str, usage: Usage | None = None):
+        super().__init__(message)
+        self.usage = usage
 
 
 @dataclass(frozen=True)

@@ -7,12 +7,14 @@ commands), ``[agentpost].check`` (a self-check that fails on the wrong solution)
 
 - ``careful``: explore, write the oracle solution, run the check, repair if it fails, submit.
 - ``hasty``: write the wrong solution and submit without checking (fails where it is wrong).
-- ``wasteful``: explore, then re-read the same files for ``WASTE_TURNS`` more read-only turns,
-  then solve correctly and submit.
-- ``wrong-then-repaired``: explore, back up the work directory, write the wrong solution
-  first, run the check (which fails), roll back and apply the oracle fix, re-run the check,
-  submit. (The rollback is a departure from "apply the fix on top": oracle scripts assume the
-  pristine state, e.g. ``git checkout -b`` fails when the wrong candidate made the branch.)
+- ``wasteful``: explore, then re-read the same files for ``WASTE_TURNS`` more turns, using only
+  the explore commands HERO's classifier counts as read-only (``efficiency.behaviours``; ``ls
+  -la`` when none is), so the run is long enough for its over-exploration detector (15
+  consecutive read-only turns) on every task; then solve correctly and submit.
+- ``wrong-then-repaired``: explore, write the wrong solution first, run the check (which
+  fails), apply the oracle on top of the wrong candidate's state, re-run the check, submit. The
+  bundled oracles repair whatever a wrong solution leaves behind (see the terminal suite's
+  README), so no rollback is needed.
 
 Token usage is ``estimated`` with a real tokenizer over the rendered context (see
 ``agent.scripted``); there are no logprobs, since nothing was sampled.
@@ -29,12 +31,12 @@ from typing import Any
 
 from agentpost.agent.loop import SUBMIT_COMMAND
 from agentpost.agent.scripted import ScriptedModel
+from agentpost.efficiency.behaviours import command_is_read_only
 from agentpost.errors import InputError
 from agentpost.tasks.model import Task
 
-WASTE_TURNS = 16  # read-only turns after exploring: HERO's over-exploration, unmistakably
+WASTE_TURNS = 16  # read-only turns after exploring: past HERO's over-exploration run of 15
 SUBMIT = object()  # a plan step that submits
-BACKUP = "/tmp/agent/backup"
 _EXIT = re.compile(r"^exit_code: (-?\d+|None)", re.M)
 
 # A plan yields (thought, command or SUBMIT) and receives the exit code of that command.
@@ -73,22 +75,16 @@ def _explore(task: Task) -> Plan:
         yield ("Let me look at the work directory first." if i == 0 else "Let me read more."), cmd
 
 
-def _backup(task: Task) -> str:
-    return f"rm -rf {BACKUP} && mkdir -p {BACKUP} && cp -a {task.workdir}/. {BACKUP}/"
-
-
-def _verify_and_repair(task: Task, rollback: bool = False) -> Plan:
-    """Run the check; on failure apply the oracle (after restoring the backup taken before the
-    first candidate when ``rollback``, since an oracle expects the pristine state), re-check."""
+def _verify_and_repair(task: Task) -> Plan:
+    """Run the check; on failure apply the oracle on top of the current state, re-check."""
     if task.check is None:
         return
     code = yield "Let me check the result before submitting.", task.check
     if code != 0:
-        fix = write_and_run(_need(task, "solution"), "fix")
-        if rollback:
-            wd = task.workdir
-            fix = f"find {wd} -mindepth 1 -delete && cp -a {BACKUP}/. {wd}/\n{fix}"
-        yield "The check failed; I will roll back and fix the solution.", fix
+        yield (
+            "The check failed; fixing the solution.",
+            write_and_run(_need(task, "solution"), "fix"),
+        )
         yield "Re-running the check.", task.check
 
 
@@ -109,9 +105,9 @@ def hasty(task: Task) -> Plan:
 
 def wasteful(task: Task) -> Plan:
     yield from _explore(task)
-    explore = _need(task, "explore")
+    rereads = [c for c in _need(task, "explore") if command_is_read_only(c)] or ["ls -la"]
     for i in range(WASTE_TURNS):
-        yield "Let me double-check the files once more.", explore[i % len(explore)]
+        yield "Let me double-check the files once more.", rereads[i % len(rereads)]
     yield "Writing the solution.", write_and_run(_need(task, "solution"), "solution")
     yield from _verify_and_repair(task)
     yield "Done.", SUBMIT
@@ -119,9 +115,8 @@ def wasteful(task: Task) -> Plan:
 
 def wrong_then_repaired(task: Task) -> Plan:
     yield from _explore(task)
-    yield "Saving a copy of the work directory so I can roll back.", _backup(task)
     yield "Writing a first solution.", write_and_run(_need(task, "wrong"), "candidate")
-    yield from _verify_and_repair(task, rollback=True)
+    yield from _verify_and_repair(task)
     yield "Done.", SUBMIT
 
 

@@ -4,8 +4,11 @@ Each rollout gets a fresh sandbox for its task (``tasks.evaluate.spec_for`` + ``
 the agent loop, and is graded in the same sandbox by the task's evaluator; the trajectory with
 its ``outcome`` is appended to ``trajectories.jsonl`` and fsynced before the next is reported.
 A rollout's id is ``<task>::<agent>::<attempt>``, so a rerun with the same output directory
-skips every id already in the file: a kill loses at most the rollouts in flight. A rollout
-that fails on infrastructure is not written (a rerun retries it) and is listed in ``run.json``.
+skips every id already in the file: a kill loses at most the rollouts in flight, and Ctrl-C
+lets those finish and starts no more. Two kinds of rollout are not written, so that a rerun
+retries them: one that fails on infrastructure (listed in ``run.json`` as an error), and one a
+spent token or cost budget cut short (listed as ``budget_stopped``; once a budget is spent the
+remaining rollouts are not started either): neither is the agent's result.
 
 ``run.json`` (format ``agentpost.run/1``) summarises everything in the file: per task and
 agent the attempts finished and resolved (a HERO group), per agent the resolution rate.
@@ -63,6 +66,7 @@ class RunResult:
     ran: int = 0
     skipped: int = 0
     errors: list[dict[str, str]] = field(default_factory=list)
+    budget_stopped: list[str] = field(default_factory=list)  # rollout ids, not written
 
 
 def finished_ids(path: Path) -> set[str]:
@@ -131,19 +135,25 @@ def run_groups(
         on_plan(len(todo) - result.skipped, result.skipped)
 
     def work(r: Rollout) -> None:
-        try:
-            traj = rollout_one(r, backend, loop, run_id)
-        except Exception as e:  # recorded and counted; a rerun retries it
-            with lock:
-                result.errors.append({"rollout": r.id, "error": f"{type(e).__name__}: {e}"})
-            traj = None
-        else:
-            with lock:
+        traj, error = None, None
+        if not result.budget_stopped:  # once a budget is spent, start no more rollouts
+            try:
+                traj = rollout_one(r, backend, loop, run_id)
+            except Exception as e:  # recorded and counted; a rerun retries it
+                error = f"{type(e).__name__}: {e}"
+        with lock:
+            if error is not None:
+                result.errors.append({"rollout": r.id, "error": error})
+            elif traj is None or traj.metadata["exit_status"] == "budget_exceeded":
+                result.budget_stopped.append(r.id)
+                traj = None
+            else:
                 append_jsonl(path, traj)
                 result.ran += 1
         if on_done:
             on_done(r, traj)
 
+    # On Ctrl-C, map's iterator cancels the rollouts not started; those in flight finish.
     with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
         list(pool.map(work, [r for r in todo if r.id not in done]))
     return result
@@ -188,7 +198,12 @@ def write_summary(
         "format": RUN_FORMAT,
         "producer": {"name": "agentpost run", "version": __version__, "args": args},
         "trajectories": TRAJECTORIES,
-        "this_invocation": {"ran": result.ran, "skipped": result.skipped, "errors": result.errors},
+        "this_invocation": {
+            "ran": result.ran,
+            "skipped": result.skipped,
+            "errors": result.errors,
+            "budget_stopped": result.budget_stopped,
+        },
         **summarize(rows),
         **extra,
     }

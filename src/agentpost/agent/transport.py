@@ -5,12 +5,15 @@ Per call it records prompt, completion, cached and reasoning tokens, chosen-toke
 logprobs (k = 10 by default, as HERO's turn entropy needs), latency and errors, in a
 thread-safe ``Ledger`` that also holds failed attempts.
 
-Retries: only 429, 5xx, timeouts and dropped connections, with exponential backoff and jitter
-(``Retry-After`` honoured, capped). The openai client's own retries are off (``max_retries=0``)
-so every attempt is ours and appears in the ledger. A 200 with a body that is not a chat
-completion raises ``MalformedResponse`` and is not retried (see its docstring).
+Retries: only 429, 5xx, timeouts and dropped connections (the client's connection errors, which
+also cover a refused connection, e.g. a server still starting), with exponential backoff and
+jitter (``Retry-After`` honoured, capped); any other status is a ``ModelRequestError`` at once.
+The openai client's own retries are off (``max_retries=0``) so every attempt is ours and appears
+in the ledger. A 200 with a body that is not a chat completion raises ``MalformedResponse`` and
+is not retried (see its docstring); its usage still counts when the body reported one.
 
-Budgets stop *new* calls (``BudgetExceeded``); a call already running finishes and is counted.
+Budgets stop *new* calls (``BudgetExceeded``), checked when a call gets its concurrency slot; a
+call already running finishes (retries included) and is counted.
 Unknown prices give cost ``None``, never 0; a cost budget without prices is an input error.
 
 Layer: io.
@@ -90,7 +93,12 @@ class Attempt:
 
 
 class Ledger:
-    """Every attempt and the running totals, shared by all threads using one transport."""
+    """Every attempt and the running totals, shared by all threads using one transport.
+
+    ``cost_usd`` is None until a priced attempt is recorded, and the summary's cost is None as
+    soon as one attempt with usage could not be priced: an unknown cost is never reported as 0.
+    Failed attempts without usage (a 429, a dropped connection) cost nothing; an answer without
+    usage has an unknown cost."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -100,7 +108,7 @@ class Ledger:
         self.output_tokens = 0
         self.cached_tokens = 0
         self.reasoning_tokens = 0
-        self.cost_usd: float | None = 0.0
+        self.cost_usd: float | None = None
         self.unpriced_calls = 0
 
     def new_call(self) -> int:
@@ -108,11 +116,17 @@ class Ledger:
             self.calls += 1
             return self.calls - 1
 
+    def spent(self) -> tuple[int, float | None]:
+        """(input + output tokens, cost in USD or None) so far."""
+        with self._lock:
+            return self.input_tokens + self.output_tokens, self.cost_usd
+
     def record(self, a: Attempt, cost: float | None) -> None:
         with self._lock:
             self.attempts.append(a)
             u = a.usage
             if u is None:
+                self.unpriced_calls += a.status == "ok"  # answered, but its cost is unknown
                 return
             self.input_tokens += u.input_tokens or 0
             self.output_tokens += u.output_tokens or 0
@@ -120,8 +134,8 @@ class Ledger:
             self.reasoning_tokens += u.reasoning_tokens or 0
             if cost is None:
                 self.unpriced_calls += 1
-            elif self.cost_usd is not None:
-                self.cost_usd += cost
+            else:
+                self.cost_usd = (self.cost_usd or 0.0) + cost
 
     def errors_of(self, call: int) -> list[str]:
         with self._lock:
@@ -142,7 +156,7 @@ class Ledger:
                 "cached_tokens": self.cached_tokens,
                 "output_tokens": self.output_tokens,
                 "reasoning_tokens": self.reasoning_tokens,
-                "cost_usd": self.cost_usd if self.unpriced_calls == 0 else None,
+                "cost_usd": None if self.unpriced_calls else self.cost_usd,
                 "errors": [asdict(a) for a in failed[-20:]],
             }
 
@@ -180,13 +194,11 @@ class OpenAITransport:
         )
 
     def _check_budget(self) -> None:
-        c, led = self.config, self.ledger
-        if (
-            c.max_total_tokens is not None
-            and led.input_tokens + led.output_tokens >= c.max_total_tokens
-        ):
+        c = self.config
+        tokens, cost = self.ledger.spent()
+        if c.max_total_tokens is not None and tokens >= c.max_total_tokens:
             raise BudgetExceeded(f"token budget {c.max_total_tokens} spent")
-        if c.max_cost_usd is not None and (led.cost_usd or 0.0) >= c.max_cost_usd:
+        if c.max_cost_usd is not None and (cost or 0.0) >= c.max_cost_usd:
             raise BudgetExceeded(f"cost budget ${c.max_cost_usd} spent")
 
     def _request(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> dict:
@@ -211,59 +223,67 @@ class OpenAITransport:
         params: dict[str, Any] | None = None,
     ) -> Completion:
         """One accounted call; ``params`` overrides request fields for this call only (e.g. a
-        judge's ``response_format`` or ``temperature``)."""
-        self._check_budget()
-        call = self.ledger.new_call()
+        judge's ``response_format`` or ``temperature``).
+
+        The budget is checked once the call holds a concurrency slot, so a call that queued
+        while others spent the budget does not start. Retries of a started call are not new
+        calls: they run even past the budget."""
+        c = self.config
         req = {**self._request(messages, tools), **(params or {})}
-        for attempt in range(self.config.max_retries + 1):
-            comp = self._attempt(call, attempt, req)
+        call = -1
+        for attempt in range(c.max_retries + 1):
+            with self._sem:
+                if attempt == 0:
+                    self._check_budget()
+                    call = self.ledger.new_call()
+                comp, error = self._attempt(call, attempt, req)
             if comp is not None:
                 comp.retried_errors = self.ledger.errors_of(call)
                 return comp
+            if attempt == c.max_retries:
+                raise ModelUnavailable(
+                    f"{c.model}: gave up after {attempt + 1} attempts: "
+                    f"{type(error).__name__}: {error}"
+                ) from error
+            hinted = _retry_after(error)
+            delay = min(c.backoff_max_s, c.backoff_s * 2**attempt) * random.uniform(0.5, 1.0)
+            time.sleep(min(c.backoff_max_s, hinted) if hinted is not None else delay)
         raise AssertionError("unreachable: the last attempt returns or raises")
 
-    def _attempt(self, call: int, attempt: int, req: dict[str, Any]) -> Completion | None:
-        """One HTTP attempt: a Completion, None after a retryable failure (having slept the
-        backoff), or a typed error."""
+    def _attempt(
+        self, call: int, attempt: int, req: dict[str, Any]
+    ) -> tuple[Completion | None, Exception | None]:
+        """One HTTP attempt, recorded in the ledger: ``(completion, None)``, ``(None, error)``
+        for a retryable failure, or a raised typed error for one that is not retryable."""
         c = self.config
         t0 = time.monotonic()
         try:
-            with self._sem:
-                raw = self._client.chat.completions.with_raw_response.create(**req)
-                content = raw.http_response.content
+            raw = self._client.chat.completions.with_raw_response.create(**req)
+            content = raw.http_response.content
         except openai.OpenAIError as e:
             retryable = _retryable(e)
+            status = "retryable" if retryable else "error"
+            code = getattr(e, "status_code", None)
             a = Attempt(
-                call,
-                attempt,
-                "retryable" if retryable else "error",
-                time.monotonic() - t0,
-                getattr(e, "status_code", None),
-                type(e).__name__,
-                str(e)[:500],
+                call, attempt, status, time.monotonic() - t0, code, type(e).__name__, str(e)[:500]
             )
             self.ledger.record(a, None)
             if not retryable:
                 raise ModelRequestError(f"{c.model}: {type(e).__name__}: {e}") from e
-            if attempt >= c.max_retries:
-                raise ModelUnavailable(
-                    f"{c.model}: gave up after {attempt + 1} attempts: {type(e).__name__}: {e}"
-                ) from e
-            delay = min(c.backoff_max_s, c.backoff_s * 2**attempt) * random.uniform(0.5, 1.0)
-            hinted = _retry_after(e)
-            time.sleep(min(c.backoff_max_s, hinted) if hinted is not None else delay)
-            return None
+            return None, e
         latency = time.monotonic() - t0
         try:
             comp = parse_completion(content)
-        except MalformedResponse as e:
-            self.ledger.record(
-                Attempt(call, attempt, "error", latency, 200, "MalformedResponse", str(e)), None
-            )
+        except MalformedResponse as e:  # a body with usage but no choices still counts
+            a = Attempt(call, attempt, "error", latency, 200, "MalformedResponse", str(e), e.usage)
+            self.ledger.record(a, self._cost(e.usage))
             raise
-        cost = c.prices.cost(comp.usage) if c.prices and comp.usage else None
+        cost = self._cost(comp.usage)
         if comp.usage is not None:
             comp.usage.cost_usd = cost
         self.ledger.record(Attempt(call, attempt, "ok", latency, 200, usage=comp.usage), cost)
         comp.latency_s, comp.attempts, comp.model = latency, attempt + 1, c.model
-        return comp
+        return comp, None
+
+    def _cost(self, usage: Usage | None) -> float | None:
+        return self.config.prices.cost(usage) if self.config.prices and usage else None

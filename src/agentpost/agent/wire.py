@@ -35,6 +35,14 @@ def _usage(body: dict[str, Any]) -> Usage | None:
     )
 
 
+def _usage_or_none(body: Any) -> Usage | None:
+    """The usage block of a body that is otherwise unusable, when it is well formed."""
+    try:
+        return _usage(body) if isinstance(body, dict) else None
+    except ValidationError:
+        return None
+
+
 def _logprobs(body: dict[str, Any], choice: dict[str, Any]) -> Logprobs | None:
     """Chosen and top-k logprobs; token ids too where the server sent them (vLLM's
     ``return_token_ids``: ``choices[0].token_ids`` and ``prompt_token_ids``)."""
@@ -82,7 +90,8 @@ def parse_completion(content: bytes) -> Completion:
         or not isinstance(choices[0].get("message"), dict)
     ):
         raise MalformedResponse(
-            f"response has no choices[0].message; body starts {content[:120]!r}"
+            f"response has no choices[0].message; body starts {content[:120]!r}",
+            _usage_or_none(body),
         )
     choice = choices[0]
     msg = choice["message"]

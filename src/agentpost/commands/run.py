@@ -80,7 +80,9 @@ def run(
     ),
     task: list[str] = typer.Option(None, "--task", help="Only these task ids (repeatable)."),
     attempts: int = typer.Option(1, "--attempts", "-G", min=1, help="Rollouts per task and agent."),
-    concurrency: int = typer.Option(2, "--concurrency", "-n", min=1),
+    concurrency: int = typer.Option(
+        2, "--concurrency", "-n", min=1, help="Rollouts (and model calls) at once."
+    ),
     mode: str = typer.Option("tools", "--mode", help="tools | text (```bash blocks)."),
     step_limit: int = typer.Option(50, "--step-limit", min=1),
     timeout: float = typer.Option(None, "--timeout", help="Wall-clock seconds per rollout."),
@@ -110,9 +112,14 @@ def run(
 
     if mode not in ("tools", "text"):
         raise InputError(None, "--mode", f"{mode!r}: choose tools or text")
+    if Path(out).exists() and not Path(out).is_dir():
+        raise InputError(out, "-o", "not a directory")
     task_list = _tasks(tasks, task)
     agents, transport = _agents(model, base_url, policy, args)
-    box = get_backend(backend)
+    try:
+        box = get_backend(backend)
+    except (ValueError, ImportError, AttributeError) as e:
+        raise InputError(None, "--backend", str(e)) from None
     if not box.available():
         raise InputError(None, "--backend", f"sandbox backend {backend!r} is not available here")
     loop = LoopConfig(
@@ -146,7 +153,9 @@ def _with_progress(total: int, go):
 
         def done(rollout, traj) -> None:
             status = (
-                "error" if traj is None else ("resolved" if traj.outcome.resolved else "failed")
+                "not written"
+                if traj is None
+                else ("resolved" if traj.outcome.resolved else "failed")
             )
             bar.update(pid, advance=1, description=f"{rollout.id}: {status}")
 
@@ -173,6 +182,11 @@ def _print_summary(summary: dict, result) -> None:
     console.print(table)
     for e in result.errors[:10]:
         console.print(f"[red]error[/red] {e['rollout']}: {e['error']}")
+    if result.budget_stopped:
+        console.print(
+            f"budget spent: {len(result.budget_stopped)} rollouts stopped or not started "
+            "(not written; rerun to continue)"
+        )
 
 
 def register(app: typer.Typer) -> None:
