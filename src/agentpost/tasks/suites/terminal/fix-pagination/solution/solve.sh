@@ -16,3 +16,6 @@ def paginate(items, page, per_page):
     start = (page - 1) * per_page
     return items[start:start + per_page]
 EOF
+# Drop bytecode compiled from an earlier version: a rewrite of the same size within the same
+# second would otherwise run stale .pyc files.
+find /app -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -26,3 +26,6 @@ def top_word(text):
         counts[w] = counts.get(w, 0) + 1
     return max(counts, key=counts.get) if counts else None
 EOF
+# Drop bytecode compiled from an earlier version: a rewrite of the same size within the same
+# second would otherwise run stale .pyc files.
+find /app -name __pycache__ -type d -prune -exec rm -rf {} +
