@@ -53,6 +53,10 @@ def test_trs_reproduces_the_paper_table(r, c, expected):
         ("find . -exec sed -i s/a/b/ {} +", False),
         ("sed --in-place s/a/b/ f", False),
         ("echo hi 2>&1", True),
+        ("git -C repo log --oneline", True),
+        ("git --no-pager -c color.ui=never diff", True),
+        ("git -C repo checkout -b x", False),
+        ("git -C", False),
     ],
 )
 def test_read_only_command_classifier(cmd, ro):

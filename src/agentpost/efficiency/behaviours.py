@@ -29,7 +29,7 @@ from typing import Any
 from agentpost.trajectory.model import ToolCall, Trajectory, Turn
 
 CLASSIFIERS: dict[str, Any] = {
-    "version": "hero-behaviours/3",
+    "version": "hero-behaviours/4",
     "read_only_tools": [
         "read",
         "grep",
@@ -117,6 +117,24 @@ def signature(call: ToolCall) -> str:
     return re.sub(r"\s+", " ", f"{call.name.lower()}:{text}").strip()
 
 
+# git options that come before the subcommand and take a separate value (`git -C repo status`)
+_GIT_VALUE_OPTIONS = {"-C", "-c", "--git-dir", "--work-tree", "--namespace"}
+
+
+def _subcommand_words(head: str, words: list[str]) -> list[str]:
+    """Where a head's read-only subcommand may stand: git's first word after its global options
+    (so `git -C repo log` is read-only), else the first two words (`sed -n`)."""
+    if head != "git":
+        return words[1:3]
+    rest = iter(words[1:])
+    for word in rest:
+        if word in _GIT_VALUE_OPTIONS:
+            next(rest, None)
+        elif not word.startswith("-"):
+            return [word]
+    return []
+
+
 def command_is_read_only(command: str, lists: dict[str, Any] = CLASSIFIERS) -> bool:
     """True if every segment of a shell command is a read-only head and nothing is written."""
     for target in (m.group(2) for m in _REDIRECT.finditer(command)):
@@ -140,7 +158,7 @@ def command_is_read_only(command: str, lists: dict[str, Any] = CLASSIFIERS) -> b
         if any(w.startswith(opt) for w in words[1:] for opt in writes):
             return False
         if head in subs:
-            if not any(w in subs[head] for w in words[1:3]):
+            if not any(w in subs[head] for w in _subcommand_words(head, words)):
                 return False
         elif head not in lists["read_only_heads"]:
             return False
