@@ -8,9 +8,12 @@ Stages (each writes machine-readable JSON into the output directory, then the re
 2. ``efficiency.json``: HERO analyses over those trajectories (``efficiency.analyze``).
 3. ``hero_groups.json`` + ``hero_advantages.json``: a preview of HERO advantages, one group per task.
 4. ``diagnose/``: SCVD diagnosis with the offline judge panel and candidate-state replay.
-5. ``security/``: the scripted security agents over the bundled security suite, graded, with
+5. ``loopback/``: the real agent loop against a loopback fake model that serves scripted replies
+   with synthetic top-10 logprobs, so the report shows what the entropy analyses look like
+   (``demo_loopback``; labelled a fake model wherever it appears).
+6. ``security/``: the scripted security agents over the bundled security suite, graded, with
    behaviour attribution.
-6. ``report.html``.
+7. ``report.html``.
 
 Library calls, not subprocesses, to stay fast. A stage whose library is missing or fails is
 recorded in ``demo.json`` with the reason and the report says 'not run'; the demo still finishes.
@@ -31,17 +34,13 @@ from typing import Any
 
 import orjson
 
-from agentpost import __version__
+from agentpost import __version__, demo_stages
+from agentpost.demo_loopback import loopback
+from agentpost.demo_stages import write_json
+from agentpost.errors import InputError
 
 Progress = Callable[[str], None]
 POLICY_ORDER = ("careful", "hasty", "wasteful", "wrong-then-repaired")
-
-
-def _write_json(path: Path, data: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY))
-    tmp.replace(path)
 
 
 def _digest(*paths: Path) -> str:
@@ -113,7 +112,7 @@ def stage_run(out: Path, attempts: int, limit: int | None, progress: Progress) -
     )
     args = {
         "policies": names,
-        "tasks": "bundled:terminal",
+        "tasks": "terminal",
         "attempts": attempts,
         "limit": limit,
         "concurrency": 2,
@@ -137,7 +136,7 @@ def stage_efficiency(out: Path, trajs_path: Path, state: dict, progress: Progres
         progress("efficiency: up to date")
         return orjson.loads(dest.read_bytes())
     doc = analyze(read_jsonl(trajs_path), inputs=[str(trajs_path.relative_to(out))])
-    _write_json(dest, doc)
+    write_json(dest, doc)
     state["efficiency"] = digest
     progress(f"efficiency: {len(doc['trajectories'])} trajectories, {len(doc['models'])} models")
     return doc
@@ -148,9 +147,17 @@ def stage_hero(out: Path, trajs_path: Path, eff: dict, progress: Progress) -> No
     from agentpost.trajectory.io import read_jsonl
 
     groups, has_entropy = groups_from(read_jsonl(trajs_path), eff["trajectories"])
-    _write_json(out / "hero_groups.json", {"format": "agentpost.hero-groups/1", **groups})
+    producer = {
+        "name": "agentpost.demo_hero.groups_from",
+        "version": __version__,
+        "args": {"trajectories": str(trajs_path.relative_to(out)), "groups": "one per task"},
+    }
+    write_json(
+        out / "hero_groups.json",
+        {"format": "agentpost.hero-groups/1", "producer": producer, **groups},
+    )
     doc = preview(groups, has_entropy)
-    _write_json(out / "hero_advantages.json", doc)
+    write_json(out / "hero_advantages.json", doc)
     n_groups = len({r["group"] for r in doc["rollouts"]})
     progress(
         f"hero: advantages for {len(doc['rollouts'])} rollouts in {n_groups} groups"
@@ -203,6 +210,8 @@ def run_demo(
     from agentpost.report.build import render_run_dir
 
     out = Path(out).resolve()
+    if out.exists() and not out.is_dir():
+        raise InputError(out, None, "the demo's output must be a directory; this is a file")
     out.mkdir(parents=True, exist_ok=True)
     meta_path = out / "demo.json"
     meta = orjson.loads(meta_path.read_bytes()) if meta_path.exists() else {}
@@ -215,8 +224,9 @@ def run_demo(
         )
         if eff is not None:
             _guard("hero", lambda: stage_hero(out, trajs, eff, progress), log, progress)
-        _guard("diagnose", lambda: stage_diagnose(out, trajs, limit, progress), log, progress)
-    _guard("security", lambda: stage_security(out, limit, progress), log, progress)
+        _guard("diagnose", lambda: demo_stages.diagnose(out, trajs, limit, progress), log, progress)
+    _guard("loopback", lambda: loopback(out, limit, progress), log, progress)
+    _guard("security", lambda: demo_stages.security(out, limit, progress), log, progress)
     meta = {
         "format": "agentpost.demo/1",
         "producer": {
@@ -228,7 +238,7 @@ def run_demo(
         "state": state,
         "seconds": round(time.monotonic() - t0, 2),
     }
-    _write_json(meta_path, meta)
+    write_json(meta_path, meta)
     progress("report: rendering")
     return render_run_dir(out)
 
@@ -237,15 +247,3 @@ def failed_stages(out: Path) -> list[str]:
     """Stages of the last demo run in ``out`` that did not end ``ok``."""
     meta = orjson.loads((Path(out) / "demo.json").read_bytes())
     return [k for k, v in meta.get("stages", {}).items() if v.get("status") != "ok"]
-
-
-def stage_diagnose(out: Path, trajs_path: Path, limit: int | None, progress: Progress) -> None:
-    from agentpost.demo_stages import diagnose
-
-    diagnose(out, trajs_path, limit, progress)
-
-
-def stage_security(out: Path, limit: int | None, progress: Progress) -> None:
-    from agentpost.demo_stages import security
-
-    security(out, limit, progress)

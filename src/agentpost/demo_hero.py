@@ -3,8 +3,9 @@
 One group per task (all of the demo's rollouts of that task, whatever policy produced them, play
 the part of a policy's G rollouts). A turn's token span is its output tokens. Scripted policies
 sample nothing, so their turns have no entropy: then the fine (low-entropy turn) term is switched
-off (``fine=False``, spec b.11) and the document says so, instead of inventing entropies; the
-placeholder entropy 0.0 written into the groups file is never read with ``fine=False``.
+off (ablation ``no_fine``, spec b.11) and both documents say so, instead of inventing entropies:
+the groups file must hold a number per turn, so it holds a placeholder 0.0 and a ``note`` telling
+``agentpost hero advantages`` users to pass ``--ablation no-fine``.
 
 Layer: pure.
 """
@@ -45,13 +46,21 @@ def groups_from(trajs: list[Trajectory], eff_rows: list[dict[str, Any]]) -> tupl
                 "turns": turns,
             }
         )
-    return {"rollouts": rollouts}, all_entropy and bool(rollouts)
+    has_entropy = all_entropy and bool(rollouts)
+    doc: dict[str, Any] = {"rollouts": rollouts}
+    if not has_entropy:
+        doc["note"] = (
+            "No logprobs: every turn entropy here is a placeholder 0.0. Run `agentpost hero "
+            "advantages` on this file with --ablation no-fine (as hero_advantages.json was)."
+        )
+    return doc, has_entropy
 
 
 def preview(groups: dict[str, Any], has_entropy: bool, cfg: HeroConfig | None = None) -> dict:
     """Per-turn advantages and gates, in the ``agentpost hero advantages`` output format."""
     cfg = cfg or HeroConfig()
-    kwargs = {**cfg.kwargs(), **({} if has_entropy else {"fine": False})}
+    ablation = None if has_entropy else "no_fine"
+    kwargs = (cfg if has_entropy else cfg.with_ablation(ablation)).kwargs()
     batch = batch_from_json(groups)
     a = hero_advantages(batch, **kwargs)
     rollouts = []
@@ -72,8 +81,8 @@ def preview(groups: dict[str, Any], has_entropy: bool, cfg: HeroConfig | None = 
         None
         if has_entropy
         else (
-            "no logprobs: the fine low-entropy turn term is off (fine=False); advantages hold the "
-            "resolution and outcome-calibrated efficiency terms only"
+            "no logprobs: the fine low-entropy turn term is off (ablation no_fine); advantages "
+            "hold the resolution and outcome-calibrated efficiency terms only"
         )
     )
     return {
@@ -81,7 +90,7 @@ def preview(groups: dict[str, Any], has_entropy: bool, cfg: HeroConfig | None = 
         "producer": {
             "name": "agentpost.hero.advantages",
             "version": __version__,
-            "args": {"ablation": None, **kwargs, "groups": "one per task"},
+            "args": {"ablation": ablation, **kwargs, "groups": "one per task"},
         },
         "note": note,
         "rollouts": rollouts,

@@ -31,7 +31,8 @@ Progress = Callable[[str], None]
 SUMMARY_FORMAT = "agentpost.security.demo-summary/1"
 
 
-def _write(path: Path, data: Any) -> None:
+def write_json(path: Path, data: Any) -> None:
+    """``data`` as indented JSON, written to a temporary name and renamed (never half a file)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     opt = orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
@@ -63,7 +64,7 @@ def diagnose(out: Path, trajs_path: Path, limit: int | None, progress: Progress)
     opts = DiagnoseOptions(progress=sys.stderr.isatty(), replay_concurrency=2)
     args = {
         "files": [str(trajs_path.relative_to(out))],
-        "tasks": "bundled:terminal",
+        "tasks": "terminal",
         "judges": None,
         "out": "diagnose",
         "ica_population": opts.ica_population,
@@ -152,9 +153,9 @@ def security(out: Path, limit: int | None, progress: Progress) -> None:
             },
         },
     }
-    _write(sec / "attribution.json", attribution)
+    write_json(sec / "attribution.json", attribution)
     doc = summary_doc(result, {t.id: list(t.cwes) for t in tasks}, digest)
-    _write(summary_path, doc)
+    write_json(summary_path, doc)
     progress(
         "security: "
         + ", ".join(

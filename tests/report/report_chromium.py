@@ -38,6 +38,13 @@ PLOTS_JS = """JSON.stringify([...document.querySelectorAll('svg.plot')].map(s =>
 }))"""
 
 
+# after opening every <details>: tables wider than their container (they would scroll sideways)
+OVERFLOW_JS = """(document.querySelectorAll('details').forEach(d => d.open = true),
+  JSON.stringify([...document.querySelectorAll('.tw')]
+    .filter(d => d.scrollWidth > d.clientWidth + 1)
+    .map(d => [d.scrollWidth, d.clientWidth, d.innerText.slice(0, 80)])))"""
+
+
 def chromium_path() -> str | None:
     for name in ("chromium", "chromium-browser", "google-chrome"):
         p = shutil.which(name)
@@ -51,6 +58,7 @@ class PageResult:
     console_errors: list[str] = field(default_factory=list)
     requests: list[str] = field(default_factory=list)
     plots: list[list[float]] = field(default_factory=list)
+    overflowing_tables: list[list] = field(default_factory=list)
     screenshot_png: bytes = b""
 
 
@@ -153,6 +161,10 @@ def load_report(html_path: Path, binary: str, width: int = 1200) -> PageResult:
             timeout=60,
         )
         res.screenshot_png = base64.b64decode(shot["data"])
+        wide = pipe.call(
+            "Runtime.evaluate", {"expression": OVERFLOW_JS, "returnByValue": True}, session=sid
+        )
+        res.overflowing_tables = json.loads(wide["result"]["value"])
         for e in pipe.events:
             m, p = e.get("method"), e.get("params", {})
             if m == "Runtime.consoleAPICalled" and p.get("type") in ("error", "assert"):

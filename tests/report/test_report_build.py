@@ -96,19 +96,31 @@ def test_security_check_and_grade_outputs_of_the_cli(tmp_path: Path) -> None:
     src = bundled_suite_dir()
     shutil.copy(src / "_harness.py", suite / "_harness.py")
     shutil.copytree(src / "calculator", suite / "calculator")
+    # a broken copy: its "secure" reference is the vulnerable one, so the check fails on it
+    broken = suite / "calculator-broken"
+    shutil.copytree(src / "calculator", broken)
+    toml = broken / "task.toml"
+    toml.write_text(toml.read_text().replace('id = "calculator"', 'id = "calculator-broken"'))
+    shutil.rmtree(broken / "reference" / "secure")
+    shutil.copytree(broken / "reference" / "vulnerable", broken / "reference" / "secure")
     run = tmp_path / "run"
     run.mkdir()
-    for name, args in (
-        ("check.json", ["security", "check", str(suite), "--json", "--workers", "1"]),
+    for name, args, rc in (
+        ("check.json", ["security", "check", str(suite), "--json", "--workers", "2"], 1),
         ("grade.json", ["security", "grade", "calculator", str(suite / "calculator" / "reference" / "secure"),
-                        "--suite", str(suite), "--json"]),
+                        "--suite", str(suite), "--json"], 0),
     ):  # fmt: skip
         proc = subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=120)
-        assert proc.returncode == 0, proc.stderr
+        assert proc.returncode == rc, proc.stderr
         (run / name).write_text(proc.stdout)
+    assert list(json.loads((run / "check.json").read_text())["problems"]) == ["calculator-broken"]
     html = render_run_dir(run).read_text()
     assert "Reference implementations of the suite" in html and "Graded candidates" in html
     assert "agentpost security check" in html and "agentpost security grade" in html
+    assert "1 of 2 tasks fail the check" in html
+    why = html[html.index("Why the failing tasks fail") :]
+    assert why.count('<td class="l">calculator-broken</td>') == 2  # both references' grades
+    assert "calculator</td>" not in why.split("</table>")[0]  # the passing task is not listed
 
 
 def test_names_from_the_data_are_escaped(tmp_path: Path, imported: list) -> None:
@@ -120,3 +132,15 @@ def test_names_from_the_data_are_escaped(tmp_path: Path, imported: list) -> None
     (tmp_path / "eff.json").write_text(json.dumps(analyze(trajs, n_boot=20)))
     html = render_run_dir(tmp_path).read_text()
     assert hostile not in html and "&lt;img src=x" in html
+
+
+def test_a_recognised_file_of_the_wrong_shape_costs_its_section_not_the_report(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "eff.json").write_text('{"format": "agentpost.efficiency/1", "models": 3, "trajectories": []}')  # fmt: skip
+    proc = subprocess.run([*CLI, "report", str(tmp_path)], capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stdout.strip() == str(tmp_path / "report.html")
+    assert "warning: Token efficiency (HERO): Could not render this section from eff.json" in proc.stderr  # fmt: skip
+    html = (tmp_path / "report.html").read_text()
+    assert "Could not render this section from eff.json: TypeError" in html

@@ -98,7 +98,7 @@ def test_demo_writes_every_stage_and_ends_with_the_report(demo_dir) -> None:
         meta["producer"]["name"] == "agentpost demo" and meta["producer"]["args"]["limit"] == LIMIT
     )
     assert {k: v["status"] for k, v in meta["stages"].items()} == dict.fromkeys(
-        ("run", "efficiency", "hero", "diagnose", "security"), "ok"
+        ("run", "efficiency", "hero", "diagnose", "loopback", "security"), "ok"
     ), meta["stages"]
     for rel in (
         "run/run.json",
@@ -110,8 +110,15 @@ def test_demo_writes_every_stage_and_ends_with_the_report(demo_dir) -> None:
         "security/summary.json",
         "security/attribution.json",
         "security/labels.jsonl",
+        "loopback/trajectories.jsonl",
+        "loopback/efficiency.json",
     ):
         assert (out / rel).is_file(), rel
+    loop = json.loads((out / "loopback/efficiency.json").read_text())
+    assert "not a real model" in loop["note"]
+    (model,) = loop["models"]  # the loopback fake model's turns carry logprobs, so entropy
+    assert model["model"] == "loopback-fake-model" and model["association"]["turns"] > 0
+    assert all(h is not None for r in loop["trajectories"] for h in r["turn_entropy"])
     run = json.loads((out / "run/run.json").read_text())
     assert (
         run["agents"]["scripted/hasty"]["resolved"] < run["agents"]["scripted/careful"]["resolved"]
@@ -137,6 +144,7 @@ def test_demo_resumes_without_repeating_finished_work(demo_dir) -> None:
         x for x in lines if x.startswith("run ") and "/" in x.split(":")[0]
     ]  # no rollout ran
     assert "efficiency: up to date" in lines
+    assert any(x.startswith("loopback: 0 rollouts ran (4 already finished)") for x in lines)
 
 
 def test_demo_cli_prints_the_report_path_last(demo_dir) -> None:
@@ -177,7 +185,16 @@ def test_report_sections_carry_their_producers(demo_dir) -> None:
         "agentpost security attribute",
     ):
         assert producer in html, producer
-    assert "No logprobs in these trajectories" in html  # scripted policies sample nothing
+    # scripted policies sample nothing; the loopback fake model's logprobs are labelled synthetic
+    assert "No logprobs, so no entropy, for: scripted/hasty (efficiency.json)" in html
+    assert "Behaviour rate by entropy bucket: loopback-fake-model" in html
+    assert "loopback-fake-model is a loopback fake model, not a real model" in html
+    # the heuristic-judge caveat is in the SCVD section itself, before its numbers
+    scvd = html[html.index("<h2>Self-verification (SCVD)</h2>") :]
+    assert scvd.index("Caveat: Every judge is a variant of the offline heuristic") < scvd.index(
+        "Verification outcome matrix"
+    )
+    assert "judged by offline heuristics only" in html  # and flagged at a glance
     svgs = re.findall(r"<svg class=\"plot\".*?</svg>", html, flags=re.S)
     assert len(svgs) >= 12
     for svg in svgs:
@@ -198,8 +215,9 @@ def test_report_sections_carry_their_producers(demo_dir) -> None:
 def _check_in_chromium(report: Path) -> int:
     from PIL import Image
 
-    res = load_report(report, CHROMIUM)
+    res = load_report(report, CHROMIUM, width=1280)
     assert res.console_errors == []
+    assert res.overflowing_tables == []  # every table, opened, fits a 1280 px window
     assert res.requests == [report.resolve().as_uri()]  # nothing but the file itself
     html = report.read_text()
     assert len(res.plots) == html.count('<svg class="plot"') > 0
@@ -223,3 +241,50 @@ def test_entropy_plots_render_when_logprobs_exist(logprob_dir: Path) -> None:
     html = report.read_text()
     assert "Behaviour rate by entropy bucket" in html and "No logprobs" not in html
     assert _check_in_chromium(report) >= 4
+
+
+def test_current_cli_outputs_of_each_area_render(demo_dir, tmp_path: Path) -> None:
+    """Each area's CLI output as a user saves it (current shapes), rendered together."""
+    demo = demo_dir[0].parent
+    cli = [sys.executable, "-c", "from agentpost.cli import main; main()"]
+    runs = (
+        ("eff.json", ["efficiency", str(demo / "run/trajectories.jsonl"), "--json"]),
+        (
+            "adv.json",
+            [
+                "hero",
+                "advantages",
+                str(demo / "hero_groups.json"),
+                "--json",
+                "--ablation",
+                "no-fine",
+            ],
+        ),
+        ("attr.json", ["security", "attribute", str(demo / "security/labels.jsonl"), "--json"]),
+    )
+    for name, args in runs:
+        proc = subprocess.run([*cli, *args], capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        (tmp_path / name).write_text(proc.stdout)
+    shutil.copytree(demo / "diagnose", tmp_path / "diag", ignore=shutil.ignore_patterns("*.sqlite"))
+    adv = json.loads((tmp_path / "adv.json").read_text())
+    assert {"id", "resolved", "tokens", "p", "gate"} <= set(adv["rollouts"][0])
+    # the demo's preview is exactly what the CLI computes from the groups file it wrote
+    preview = json.loads((demo / "hero_advantages.json").read_text())
+    assert "--ablation no-fine" in json.loads((demo / "hero_groups.json").read_text())["note"]
+    assert [r["turn_advantages"] for r in adv["rollouts"]] == [
+        r["turn_advantages"] for r in preview["rollouts"]
+    ]
+    html = render_run_dir(tmp_path).read_text()
+    assert "Not run:" in html.split("<h2>Token efficiency (HERO)</h2>")[0]  # no run.json here
+    for part in ("Token efficiency (HERO)", "Self-verification (SCVD)", "Security (SecureVibe)"):
+        assert f'<h2>{part}</h2><p class="skip">' not in html, part
+    # no agent in `hero advantages` rows: one bar per rollout, labelled by its id
+    assert "HERO advantage per rollout (mean over its turns)</text>" in html
+    first = adv["rollouts"][0]
+    assert f"{first['group']}/{first['id'].split('/')[-1]} · " in html
+    # per group: its four rollouts (one per reference policy), three resolved (not hasty)
+    assert f'<td class="l">{first["group"]}</td><td class="">4</td><td class="">3</td>' in html
+    assert "Caveat: Every judge is a variant of the offline heuristic" in html
+    assert "Behaviour rates on functionally correct trajectories" in html
+    assert "read-only turns" in html and "agentpost.efficiency 0.1.0" in html

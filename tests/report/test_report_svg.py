@@ -67,3 +67,33 @@ def test_page_is_self_contained_and_escapes() -> None:
     assert CSP in html and "<script" not in html.replace("&lt;script", "")
     assert "Not run: no file" in html and 'f.json: n 1, args {"k": 2}' in unescape(html)
     assert "http://" not in html.replace("http://www.w3.org/2000/svg", "")
+
+
+def test_fmt_num_writes_thousands_without_exponent() -> None:
+    from agentpost.report.svg import fmt_num
+
+    assert fmt_num(1750.4) == "1750" and fmt_num(0.00431) == "0.00431" and fmt_num(None) == "NA"
+    assert fmt_num(34_500.0) == "34.5k" and fmt_num(2_500_000) == "2.5M"
+
+
+def test_rotated_labels_get_only_the_room_they_need() -> None:
+    short = _parse(bar_chart([f"C{i}" for i in range(12)], {"x": [1.0] * 12}, title="T"))
+    long_ = _parse(bar_chart([f"category-{i:02d}-long" for i in range(12)], {"x": [1.0] * 12}, title="T"))  # fmt: skip
+    assert float(short.get("height")) + 40 < float(long_.get("height"))
+
+
+def test_cwes_sort_numerically_and_per_turn_means_use_the_turns_reached() -> None:
+    from agentpost.report.security import _cwe_part
+
+    pc = {c: {"n": 1, "func_pass": 1.0, "sec_pass": 0.0} for c in ("CWE-78", "CWE-22", "CWE-918")}
+    svg = _cwe_part({}, {"a": pc}, {})
+    assert svg.index(">CWE-22<") < svg.index(">CWE-78<") < svg.index(">CWE-918<")
+    from agentpost.report.tokens import mean_per_turn
+    from agentpost.trajectory.model import Producer, Trajectory, Turn, Usage
+
+    def traj(i: str, tokens: list[int]) -> Trajectory:
+        turns = [Turn(index=k, usage=Usage(input_tokens=v, output_tokens=1)) for k, v in enumerate(tokens)]  # fmt: skip
+        return Trajectory(id=i, turns=turns, producer=Producer(name="t", version="0"))
+
+    # turn 2 is reached by one trajectory only: its mean is that trajectory's value
+    assert mean_per_turn([traj("a", [9, 19, 29]), traj("b", [1, 3])]) == [(0.0, 6.0), (1.0, 12.0), (2.0, 30.0)]  # fmt: skip

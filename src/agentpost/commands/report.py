@@ -24,9 +24,11 @@ def report(
     ),
 ) -> None:
     """Render a self-contained HTML report for any run directory; prints its path."""
+    import sys
+
     from agentpost.report.build import render_run_dir
 
-    print(render_run_dir(run_dir, out))
+    print(render_run_dir(run_dir, out, warn=lambda m: print(f"warning: {m}", file=sys.stderr)))
 
 
 def demo(
@@ -36,9 +38,11 @@ def demo(
         "--out",
         help="Output directory (reused: finished stages are skipped).",
     ),
-    attempts: int = typer.Option(1, "--attempts", help="Rollouts per task and reference policy."),
+    attempts: int = typer.Option(
+        1, "--attempts", min=1, help="Rollouts per task and reference policy."
+    ),
     limit: int | None = typer.Option(
-        None, "--limit", help="Only the first N tasks of each bundled suite (a quick look)."
+        None, "--limit", min=1, help="Only the first N tasks of each bundled suite (a quick look)."
     ),
 ) -> None:
     """Run every stage offline on the bundled suites and write JSON per stage plus report.html.

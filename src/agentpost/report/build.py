@@ -3,14 +3,17 @@
 Files are recognised by their ``format`` field first and by their shape second, never by name,
 so ``agentpost report`` works on a ``diagnose`` directory, a ``run`` directory, a saved
 ``efficiency --json`` output or a whole ``demo`` directory alike. Sections whose inputs are
-absent say 'not run' instead of failing.
+absent say 'not run' instead of failing; a recognised file whose shape a section cannot read
+costs that section only (it names the file and the error, and ``warn`` gets a line).
 
 Layer: io.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -20,7 +23,7 @@ import orjson
 from agentpost import __version__ as VERSION
 from agentpost.errors import InputError
 from agentpost.report import efficiency, glance, runs, security, tokens, verification
-from agentpost.report.html import Section, cell, page, producer_line, table
+from agentpost.report.html import Section, cell, note, page, producer_line, table
 from agentpost.trajectory.io import read_jsonl
 
 MAX_BYTES = 200 * 1024 * 1024
@@ -29,7 +32,7 @@ SKIP_DIRS = {"sandboxes", "snapshots", "work", "__pycache__", ".git"}
 KINDS: dict[str, tuple[str, bool]] = {
     "trajectories": ("canonical trajectories", False),
     "run_summary": ("run summary (agentpost run)", False),
-    "efficiency": ("HERO efficiency analyses", True),
+    "efficiency": ("HERO efficiency analyses", False),  # the first in full, all for entropy
     "advantages": ("HERO advantages", True),
     "hero_groups": ("HERO advantage input groups", False),
     "scvd_metrics": ("SCVD metrics", True),
@@ -50,6 +53,7 @@ class Found:
 
     files: dict[str, list[tuple[str, Any]]] = field(default_factory=lambda: {k: [] for k in KINDS})
     unrecognised: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # sections that could not be rendered
 
 
 def classify_json(d: Any) -> str | None:
@@ -168,8 +172,15 @@ def _dedup(files: list[tuple[str, list]]) -> list[tuple[str, list]]:
 
 
 def _overview(run_dir: Path, found: Found, sections: list[Section]) -> Section:
+    def role(kind: str, label: str, single: bool, i: int) -> str:
+        if i == 0 or not (single or kind == "efficiency"):
+            return label
+        if kind == "efficiency":
+            return f"{label} (its entropy analyses are shown; the first file is shown in full)"
+        return f"{label} (not shown: the first is used)"
+
     rows = [
-        [rel, label if i == 0 or not single else f"{label} (not shown: the first is used)"]
+        [rel, role(kind, label, single, i)]
         for kind, (label, single) in KINDS.items()
         for i, (rel, _) in enumerate(found.files[kind])
     ]
@@ -195,32 +206,64 @@ def _overview(run_dir: Path, found: Found, sections: list[Section]) -> Section:
     return Section("overview", "What this run directory holds", body, provenance=prov)
 
 
+def _file_notes(found: Found) -> dict[str, str]:
+    """An efficiency document's ``note`` applies to the trajectory files it was computed from
+    (its ``producer.args.inputs``, relative to the run directory)."""
+    notes = {}
+    for _, doc in found.files["efficiency"]:
+        if doc.get("note"):
+            for rel in (doc.get("producer") or {}).get("args", {}).get("inputs") or []:
+                notes[str(rel)] = str(doc["note"])
+    return notes
+
+
+def _guarded(key: str, title: str, kinds: tuple[str, ...], found: Found, fn) -> Section | None:
+    """``fn()``, or, when a recognised file does not have the shape its kind needs, a section
+    that names the files and the error instead of a traceback that loses the whole report."""
+    try:
+        return fn()
+    except (TypeError, KeyError, AttributeError, ValueError, IndexError) as e:
+        files = ", ".join(rel for k in kinds for rel, _ in found.files[k]) or "none"
+        why = f"Could not render this section from {files}: {type(e).__name__}: {e}"
+        found.problems.append(f"{title}: {why}")
+        return Section(key, title, note(why, strong=True), present=False)
+
+
 def build_sections(run_dir: Path, found: Found) -> list[Section]:
+    f, one = found.files, partial(_one, found)
     sections = [
-        runs.render(found.files["run_summary"]),
-        tokens.render(_dedup(found.files["trajectories"])),
-        efficiency.render(_one(found, "efficiency"), _one(found, "advantages")),
-        verification.render(_one(found, "scvd_metrics"), _one(found, "scvd_records")),
-        security.render(
-            _one(found, "security_check"),
-            _one(found, "security_summary"),
-            _one(found, "security_attribute"),
-            found.files["security_grade"],
-        ),
-    ]
-    glance_section = glance.render(
-        _one(found, "efficiency"), _one(found, "scvd_metrics"), _one(found, "security_summary")
-    )
+        _guarded("runs", runs.TITLE, ("run_summary",), found,
+                 lambda: runs.render(f["run_summary"])),
+        _guarded("tokens", tokens.TITLE, ("trajectories",), found,
+                 lambda: tokens.render(_dedup(f["trajectories"]), _file_notes(found))),
+        _guarded("efficiency", efficiency.TITLE, ("efficiency", "advantages"), found,
+                 lambda: efficiency.render(f["efficiency"], one("advantages"))),
+        _guarded("verification", verification.TITLE, ("scvd_metrics", "scvd_records"), found,
+                 lambda: verification.render(one("scvd_metrics"), one("scvd_records"))),
+        _guarded("security", security.TITLE,
+                 ("security_check", "security_summary", "security_attribute", "security_grade"),
+                 found, lambda: security.render(one("security_check"), one("security_summary"),
+                                                one("security_attribute"), f["security_grade"])),
+    ]  # fmt: skip
+    glance_section = _guarded(
+        "glance", glance.TITLE, ("efficiency", "scvd_metrics", "security_summary"), found,
+        lambda: glance.render(one("efficiency"), one("scvd_metrics"), one("security_summary")),
+    )  # fmt: skip
     head = ([glance_section] if glance_section else []) + [_overview(run_dir, found, sections)]
     return [*head, *sections]
 
 
-def render_run_dir(run_dir: str | Path, out: str | Path | None = None) -> Path:
-    """Write ``report.html`` (or ``out``) for ``run_dir``; returns the path written."""
+def render_run_dir(
+    run_dir: str | Path, out: str | Path | None = None, warn: Callable[[str], None] | None = None
+) -> Path:
+    """Write ``report.html`` (or ``out``) for ``run_dir``; returns the path written. ``warn``
+    gets one line per section that could not be rendered (the report says why, too)."""
     run_dir = Path(run_dir).resolve()
     out = Path(out) if out else run_dir / "report.html"
     found = scan(run_dir)
     sections = build_sections(run_dir, found)
+    for p in found.problems if warn else []:
+        warn(p)
     producer = {"name": "agentpost.report", "version": VERSION, "args": {"run_dir": str(run_dir)}}
     html = page("agentpost report", f"{run_dir.name} · agentpost {VERSION}", sections, producer)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -2,7 +2,11 @@
 
 Reads the ``agentpost.efficiency/1`` document of ``agentpost efficiency --json`` (per-trajectory
 rows, per-model tables, per-(model, task) groups with their variation among resolved rollouts)
-and, when present, the output of ``agentpost hero advantages --json``. Nothing is recomputed.
+and, when present, the output of ``agentpost hero advantages --json``. Nothing is recomputed
+(the variation among successes of all models pooled per task uses the same statistic,
+``efficiency.variation.task_variation``, over the file's rows). The first efficiency file is shown
+in full; the entropy part draws on every efficiency file (the demo adds one for a loopback fake
+model whose logprobs are synthetic), printing each file's ``note`` before its charts.
 
 Layer: pure.
 """
@@ -12,11 +16,11 @@ from __future__ import annotations
 from typing import Any
 
 from agentpost.efficiency.variation import task_variation
-from agentpost.report.html import Section, cell, details, not_run, note, producer_line, table
+from agentpost.report.advantages import advantage_part
+from agentpost.report.html import Section, details, not_run, note, producer_line, table
 from agentpost.report.svg import bar_chart
 
 TITLE = "Token efficiency (HERO)"
-MODEL_COLS = ("trs", "resolution_rate", "mean_tokens_m", "cache_hit_rate", "unproductive_turn_rate")
 NO_LOGPROBS = (
     "No logprobs in these trajectories, so turn entropy and its association with "
     "unproductive turns cannot be computed. Record top-k logprobs (agentpost run with "
@@ -24,32 +28,83 @@ NO_LOGPROBS = (
 )
 
 
+MAX_BARS = 150
 KINDS = ("repeated_call", "over_exploration", "tool_error", "unproductive")
 TRAJ_KINDS = ("repeated_call_turns", "over_exploration_turns", "tool_error_turns")
 
 
+# per-model columns of the efficiency document and their headers (the keys are in the footnote)
+MODEL_TABLE = (
+    ("trajectories", "trajectories"),
+    ("trs", "TRS"),
+    ("resolution_rate", "resolution rate"),
+    ("mean_tokens", "mean tokens"),
+    ("cache_hit_rate", "cache hit"),
+    ("unproductive_turn_rate", "unproductive turns"),
+    ("read_only_share", "read-only turns"),
+    ("mean_turns", "mean turns"),
+    ("cost_per_task", "cost per task"),
+)
+
+
+def model_name(m: dict[str, Any]) -> str:
+    """A model row's name; trajectories that recorded none are grouped under ``null``."""
+    return "(no model recorded)" if m.get("model") is None else str(m["model"])
+
+
+def model_value(m: dict[str, Any], key: str) -> Any:
+    """``m[key]``; ``mean_tokens`` is the file's ``mean_tokens_m`` × 10⁶ (0.00107 M reads badly)."""
+    if key == "mean_tokens":
+        v = m.get("mean_tokens_m")
+        return None if v is None else v * 1e6
+    return m.get(key)
+
+
 def _model_part(models: list[dict[str, Any]], rows: list[dict[str, Any]]) -> str:
-    cols = ("trajectories", *MODEL_COLS, "read_only_share", "mean_turns", "cost_per_task")
-    parts = [table(["model", *cols], [[m.get("model"), *[m.get(c) for c in cols]] for m in models])]
+    models = sorted(models, key=model_name)
+    cols = [k for k, _ in MODEL_TABLE]
+    parts = [
+        table(
+            ["model", *[h for _, h in MODEL_TABLE]],
+            [[model_name(m), *[model_value(m, c) for c in cols]] for m in models],
+        ),
+        f'<p class="src">Columns are the keys {", ".join(cols)} of each model row '
+        "(mean tokens = mean_tokens_m × 10⁶).</p>",
+    ]
+    # models on the axis, one colour per kind (as in the per-trajectory chart): any number of
+    # models stays readable; "unproductive" counts each turn once, whatever its kinds
     series = {
-        str(m.get("model")): [(m.get("behaviour_counts") or {}).get(k) for k in KINDS]
-        for m in models
+        k.replace("_", " "): [(m.get("behaviour_counts") or {}).get(k) for m in models]
+        for k in KINDS
     }
     plots = [
         bar_chart(
-            list(KINDS), series, title="Unproductive turns by kind, per model", ylabel="turns"
+            [model_name(m).split("/")[-1] for m in models],
+            series,
+            title="Unproductive turns by kind, per model",
+            ylabel="turns",
+            width=640 if len(models) <= 8 else 900,
         )
     ]
-    shown = [r for r in rows if r.get("unproductive_turns")][:150]  # the table has every row
-    if shown:
+    rows = sorted(
+        rows, key=lambda r: (str(r.get("model")), str(r.get("task_id")), str(r.get("id")))
+    )
+    with_any = [r for r in rows if r.get("unproductive_turns")]
+    shown = with_any[:MAX_BARS]  # the table below has every row
+    if len(with_any) > MAX_BARS:
+        parts.append(
+            note(f"The per-trajectory chart shows the first {MAX_BARS} of {len(with_any)} "
+                 "trajectories with unproductive turns; the table lists all.")
+        )  # fmt: skip
+    if shown:  # grouped, not stacked: one turn can be of several kinds
         cats = [f"{r.get('task_id')}/{str(r.get('model')).split('/')[-1]}" for r in shown]
         plots.append(
             bar_chart(
                 cats,
                 {k[:-6].replace("_", " "): [r.get(k) for r in shown] for k in TRAJ_KINDS},
-                title="Unproductive turns by kind, per trajectory (those with any)",
+                title="Unproductive turns by kind, per trajectory (those with any; a turn "
+                "may be of several kinds)",
                 ylabel="turns",
-                stacked=True,
                 width=900,
             )
         )
@@ -66,7 +121,9 @@ def _model_part(models: list[dict[str, Any]], rows: list[dict[str, Any]]) -> str
         "mean_entropy",
     )
     per_traj = table(
-        ["trajectory", *cols], [[r.get("id"), *[r.get(c) for c in cols]] for r in rows], left=3
+        ["trajectory", *[c.replace("_", " ") for c in cols]],
+        [[r.get("id"), *[r.get(c) for c in cols]] for r in rows],
+        left=3,
     )
     return (
         "".join(parts)
@@ -141,124 +198,61 @@ def _variation_part(groups: list[dict[str, Any]], rows: list[dict[str, Any]]) ->
     return head + chart + details(f"Variation per task ({len(var)} rows)", tab)
 
 
-def _entropy_part(models: list[dict[str, Any]]) -> str:
-    with_assoc = [m for m in models if m.get("association")]
-    if not with_assoc:
-        return note(NO_LOGPROBS)
-    parts, rows = [], []
-    for m in with_assoc:
-        a = m["association"]
-        buckets = a.get("buckets") or {}
-        series = {
-            f"{b} entropy ({v.get('turns')} turns)": [v.get(f"{k}_rate") for k in KINDS]
-            for b, v in buckets.items()
-        }
-        parts.append(
-            bar_chart(
-                list(KINDS),
-                series,
-                title=f"Behaviour rate by entropy bucket: {m.get('model')}",
-                ylabel="share of turns",
-                width=520,
-            )
-        )
-        ci = a.get("r_ci") or [None, None]
-        me = a.get("mean_entropy") or {}
-        rows.append(
-            [
-                m.get("model"),
-                a.get("turns"),
-                a.get("percentile"),
-                me.get("unproductive"),
-                me.get("productive"),
-                a.get("point_biserial_r"),
-                ci[0],
-                ci[1],
-            ]
-        )
-    others = [str(m.get("model")) for m in models if not m.get("association")]
-    extra = note(f"No logprobs for: {', '.join(others)}.") if others else ""
-    return (
-        f'<div class="plots">{"".join(parts)}</div>'
-        + extra
-        + table(
-            [
-                "model",
-                "turns",
-                "low bucket ≤ percentile",
-                "mean h unproductive",
-                "mean h productive",
-                "point-biserial r",
-                "CI low",
-                "CI high",
-            ],
-            rows,
-        )
-    )
-
-
-def _mean(xs: list[float]) -> float | None:
-    return sum(xs) / len(xs) if xs else None
-
-
-def _advantage_part(adv: dict[str, Any]) -> str:
-    rollouts = adv.get("rollouts") or []
-    groups: dict[str, list[dict[str, Any]]] = {}
-    for r in rollouts:
-        groups.setdefault(str(r.get("group")), []).append(r)
-    rows = []
-    for g, rs in groups.items():
-        means = [m for r in rs if (m := _mean(r.get("turn_advantages") or [])) is not None]
-        solved = sum(bool(r.get("resolved")) for r in rs) if "resolved" in rs[0] else None
-        rows.append(
-            [
-                g,
-                len(rs),
-                solved,
-                rs[0].get("p"),
-                rs[0].get("gate"),
-                min(means, default=None),
-                max(means, default=None),
-            ]
-        )
-    cats = [
-        f"{r.get('group')}/{str(r.get('agent') or i).split('/')[-1]}"
-        for i, r in enumerate(rollouts)
-    ]
-    means = [_mean(r.get("turn_advantages") or []) for r in rollouts]
+def _association_chart(m: dict[str, Any]) -> str:
+    buckets = m["association"].get("buckets") or {}
     series = {
-        "resolved": [
-            m if r.get("resolved") else None for m, r in zip(means, rollouts, strict=True)
-        ],
-        "not resolved": [
-            None if r.get("resolved") else m for m, r in zip(means, rollouts, strict=True)
-        ],
+        f"{b} entropy ({v.get('turns')} turns)": [v.get(f"{k}_rate") for k in KINDS]
+        for b, v in buckets.items()
     }
-    if "resolved" not in (rollouts[0] if rollouts else {}):
-        series = {"mean turn advantage": means}
-    chart = bar_chart(
-        cats,
+    return bar_chart(
+        list(KINDS),
         series,
-        title="HERO advantage per rollout (mean over its turns)",
-        stacked=True,  # the two series never share a rollout: full-width bars
-        ylabel="advantage",
-        width=900,
-        height=360,
+        title=f"Behaviour rate by entropy bucket: {m.get('model')}",
+        ylabel="share of turns",
+        width=520,
     )
-    head = note(adv["note"]) if adv.get("note") else ""
-    return (
-        head
-        + chart
-        + table(
-            ["group", "rollouts", "resolved", "p", "gate w", "min mean adv.", "max mean adv."], rows
-        )
-        + (f"<p>Clipped fraction of turn tokens: {cell(adv.get('clipped_fraction'))}.</p>")
-    )
+
+
+def _association_row(src: str, m: dict[str, Any]) -> list[Any]:
+    a = m["association"]
+    ci = a.get("r_ci") or [None, None]
+    me = a.get("mean_entropy") or {}
+    return [model_name(m), src, a.get("turns"), a.get("percentile"), me.get("unproductive"),
+            me.get("productive"), a.get("point_biserial_r"), ci[0], ci[1]]  # fmt: skip
+
+
+ASSOCIATION_HEADER = ["model", "file", "turns", "low bucket ≤ percentile", "mean h unproductive",
+                      "mean h productive", "point-biserial r", "CI low", "CI high"]  # fmt: skip
+
+
+def _entropy_part(docs: list[tuple[str, dict[str, Any]]]) -> str:
+    """Every model with an association block, from every efficiency file (the demo adds a
+    loopback fake model's file for this); the file's ``note`` is printed before its charts.
+    Models without logprobs are named, and when none has any the section says so plainly."""
+    parts, rows, without = [], [], []
+    for src, doc in docs:
+        models = doc.get("models") or []
+        with_assoc = [m for m in models if m.get("association")]
+        without += [f"{m.get('model')} ({src})" for m in models if not m.get("association")]
+        if not with_assoc:
+            continue
+        if doc.get("note"):
+            parts.append(note(f"{src}: {doc['note']}", strong=True))
+        charts = "".join(_association_chart(m) for m in with_assoc)
+        parts.append(f'<div class="plots">{charts}</div>')
+        rows += [_association_row(src, m) for m in with_assoc]
+    if not rows:
+        return note(NO_LOGPROBS)
+    head = note(f"No logprobs, so no entropy, for: {', '.join(without)}.") if without else ""
+    return head + "".join(parts) + table(ASSOCIATION_HEADER, rows, left=2)
 
 
 def render(
-    eff: tuple[str, dict[str, Any]] | None, adv: tuple[str, dict[str, Any]] | None
+    effs: list[tuple[str, dict[str, Any]]], adv: tuple[str, dict[str, Any]] | None
 ) -> Section:
+    """``effs``: every efficiency document found; the first is shown in full, the entropy part
+    draws on all of them. ``adv``: a HERO advantages document."""
+    eff = effs[0] if effs else None
     if eff is None and adv is None:
         return not_run(
             "efficiency",
@@ -276,11 +270,11 @@ def render(
             "<h3>Efficiency variation among successes</h3>",
             _variation_part(data.get("groups") or [], rows),
             "<h3>Turn entropy against unproductive turns</h3>",
-            _entropy_part(models),
+            _entropy_part(effs),
         ]
-        prov.append(producer_line(src, data.get("producer"), data.get("format")))
+        prov += [producer_line(s, d.get("producer"), d.get("format")) for s, d in effs]
     if adv is not None:
         src, data = adv
-        parts += ["<h3>Preview: HERO advantages on the groups</h3>", _advantage_part(data)]
+        parts += ["<h3>Preview: HERO advantages on the groups</h3>", advantage_part(data)]
         prov.append(producer_line(src, data.get("producer"), data.get("format")))
     return Section("efficiency", TITLE, "".join(parts), provenance=prov)

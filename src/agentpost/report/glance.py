@@ -12,12 +12,13 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+from agentpost.report.efficiency import model_name, model_value
 from agentpost.report.html import Section, table
 
 TITLE = "At a glance"
 EFF = (
-    ("resolution_rate", "resolved"),
-    ("mean_tokens_m", "tokens (M) per run"),
+    ("resolution_rate", "resolution rate"),
+    ("mean_tokens", "mean tokens per run"),
     ("trs", "TRS"),
     ("unproductive_turn_rate", "unproductive turns"),
     ("cache_hit_rate", "cache hit"),
@@ -27,25 +28,30 @@ SEC = (("func_pass", "FuncPass"), ("sec_pass", "SecPass"), ("security_gap", "sec
 
 
 def _terminal(eff: tuple[str, dict] | None, scvd: tuple[str, dict] | None) -> str:
-    models = {str(m.get("model")): m for m in (eff[1].get("models") or [])} if eff else {}
+    models = {model_name(m): m for m in (eff[1].get("models") or [])} if eff else {}
     doc = scvd[1] if scvd else {}
     per_model = (doc.get("metrics") if isinstance(doc.get("metrics"), dict) else doc).get(
         "per_model"
     ) or {}
-    names = list(dict.fromkeys([*models, *per_model]))
+    names = sorted({*models, *per_model})
     if not names:
         return ""
     header = ["agent / model"]
     header += [h for _, h in EFF] if eff else []
     header += [h for _, h in SCVD] if scvd else []
+    caveat = (
+        " (judged by offline heuristics only: read the caveat in the SCVD section)"
+        if (doc.get("producer") or {}).get("caveat")
+        else ""
+    )
     sources = ([f"{', '.join(h for _, h in EFF)} from {eff[0]}"] if eff else []) + (
-        [f"{', '.join(h for _, h in SCVD)} from {scvd[0]}"] if scvd else []
+        [f"{', '.join(h for _, h in SCVD)} from {scvd[0]}{caveat}"] if scvd else []
     )
     rows = []
     for n in names:
         row: list[Any] = [n]
         if eff:
-            row += [(models.get(n) or {}).get(k) for k, _ in EFF]
+            row += [model_value(models.get(n) or {}, k) for k, _ in EFF]
         if scvd:
             row += [(per_model.get(n) or {}).get(k) for k, _ in SCVD]
         rows.append(row)

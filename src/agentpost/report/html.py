@@ -29,7 +29,7 @@ header h1{margin:0 0 4px 0;font-size:22px}
 header p{margin:0;opacity:.85;font-size:13px}
 nav{padding:8px 28px;background:#eef2f6;font-size:13px}
 nav a{margin-right:14px;color:#1f3b57}
-main{padding:8px 28px 40px 28px;max-width:1100px}
+main{padding:8px 28px 40px 28px;max-width:1240px}
 section{background:#fff;border:1px solid #ddd;border-radius:6px;padding:14px 18px;margin:18px 0}
 section h2{margin-top:0;font-size:18px}
 h3{font-size:15px;margin:16px 0 6px 0}
@@ -37,7 +37,9 @@ table{border-collapse:collapse;font-size:12.5px;margin:8px 0}
 th,td{border:1px solid #ddd;padding:3px 8px;text-align:right}
 th{background:#f2f4f7}
 td.l,th.l{text-align:left}
+td:not(.l){white-space:nowrap}
 .note{color:#555;font-size:13px;background:#fff8e1;border-left:3px solid #e6a700;padding:6px 10px}
+.caveat{color:#5a1d00;background:#fdecea;border-left-color:#c62828;font-weight:600}
 .skip{color:#666;font-style:italic}
 .plots{display:flex;flex-wrap:wrap;gap:10px}
 .prov{font-size:11.5px;color:#555;border-top:1px dashed #ccc;margin-top:12px;padding-top:6px}
@@ -65,8 +67,9 @@ def not_run(key: str, title: str, why: str) -> Section:
     return Section(key, title, f'<p class="skip">Not run: {escape(why)}</p>', present=False)
 
 
-def note(text: str) -> str:
-    return f'<p class="note">{escape(text)}</p>'
+def note(text: str, *, strong: bool = False) -> str:
+    """A highlighted remark; ``strong`` for a caveat that qualifies every number after it."""
+    return f'<p class="{"note caveat" if strong else "note"}">{escape(text)}</p>'
 
 
 def cell(v: Any) -> str:

@@ -23,9 +23,15 @@ BEHAVIOURS = ("planning", "coding", "testing")
 LEVELS = ("target_aligned", "generic", "any")
 
 
+def _cwe_key(c: str) -> tuple[int, str]:
+    """CWE-22 before CWE-121 (numeric order); anything else after, by name."""
+    tail = str(c).rsplit("-", 1)[-1]
+    return (int(tail), str(c)) if tail.isdigit() else (1 << 30, str(c))
+
+
 def _cwe_part(agents: dict[str, Any], per_agent_cwe: dict[str, Any], pooled: dict[str, Any]) -> str:
     tables = per_agent_cwe or ({"all agents": pooled} if pooled else {})
-    cwes = sorted({c for pc in tables.values() for c in (pc or {})})
+    cwes = sorted({c for pc in tables.values() for c in (pc or {})}, key=_cwe_key)
     if not cwes:
         return note("No per-CWE table in the file.")
     series = {}
@@ -63,8 +69,9 @@ def _summary_part(data: dict[str, Any]) -> str:
     ``agentpost demo``, ``per_agent_cwe`` {agent: per-CWE summary}."""
     agents = data.get("metrics") or {}
     cols = ("n", "aborted", "func_pass", "sec_pass", "security_gap", "insec")
+    heads = ("samples", "aborted", "FuncPass", "SecPass", "gap (Func − Sec)", "InSec (gap / Func)")
     out = table(
-        ["agent", *cols], [[a, *[(b or {}).get(c) for c in cols]] for a, b in agents.items()]
+        ["agent", *heads], [[a, *[(b or {}).get(c) for c in cols]] for a, b in agents.items()]
     )
     return out + _cwe_part(agents, data.get("per_agent_cwe") or {}, data.get("per_cwe") or {})
 
@@ -164,11 +171,27 @@ def _check_part(data: dict[str, Any]) -> str:
         ]
         for t in data.get("tasks", [])
     ]
-    return table(
+    out = table(
         ["task", "CWEs", "secure func", "secure sec", "vulnerable func", "vulnerable sec", "ok"],
         rows,
         left=2,
     )
+    bad = sum(not t.get("ok") for t in data.get("tasks", []))
+    if bad:
+        out = note(f"{bad} of {len(rows)} tasks fail the check (their grades are below).") + out
+    problems = [
+        [tid, impl, str((g or {}).get("detail") or "")[-300:], (g or {}).get("status"),
+         (g or {}).get("func"), (g or {}).get("sec")]
+        for tid, grades in sorted((data.get("problems") or {}).items())
+        for impl, g in sorted((grades or {}).items())
+    ]  # fmt: skip
+    if problems:
+        out += details(
+            f"Why the failing tasks fail ({len(problems)} grades, last 300 characters of detail)",
+            table(["task", "reference", "detail", "status", "func", "sec"], problems, left=3),
+            open_=True,
+        )
+    return out
 
 
 def render(

@@ -36,6 +36,8 @@ def fmt_num(v: float | None, digits: int = 3) -> str:
         return f"{v / 1e3:.1f}k"
     if float(v).is_integer():
         return str(int(v))
+    if a >= 1e3:  # 1750.4, not 1.75e+03
+        return f"{v:.0f}"
     return f"{v:.{digits}g}"
 
 
@@ -114,6 +116,13 @@ def _cat_label(
         )
 
 
+def _rotated_extra(categories: Sequence[str]) -> int:
+    """Room under the axis for labels rotated by -40° (sin 40° ≈ 0.64; ~6.2 px a character,
+    at most 22 characters), so short labels leave no empty band above the legend."""
+    longest = min(max((len(str(c)) for c in categories), default=0), 22)
+    return min(ROT_EXTRA, int(longest * 6.2 * 0.64) + 12)
+
+
 def _value_range(cols: list[list[float]], n: int, stacked: bool) -> tuple[float, float]:
     """(low, top) the axis must cover: bar tops, or stack sums when stacked; always spans 0."""
     values = (
@@ -164,7 +173,7 @@ def bar_chart(
     ``None`` draws no bar. Shapes: ``len(series[name]) == len(categories)``."""
     names = list(series)
     rotate = len(categories) > 8
-    extra = ROT_EXTRA if rotate else 0
+    extra = _rotated_extra(categories) if rotate else 0
     height += extra  # the plot area keeps its size
     legend_rows = _legend_rows(names, width) if len(names) > 1 else 0
     x0, x1 = MARGINS["l"] + (40 if rotate else 0), width - MARGINS["r"]

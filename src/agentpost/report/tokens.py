@@ -2,6 +2,9 @@
 
 Token use is read straight from each turn's recorded usage (input includes cached prompt tokens,
 as in HERO b.2); nothing is estimated here. A trajectory whose source has no usage shows 'NA'.
+Trajectories are listed per model, by task. The per-turn chart draws one line per trajectory when
+there are at most 8, otherwise the mean per turn index over each model's trajectories (the palette
+has 8 colours; more lines could not be told apart).
 
 Layer: pure.
 """
@@ -16,13 +19,18 @@ from agentpost.report.svg import bar_chart, line_chart
 from agentpost.trajectory.model import Trajectory
 
 TITLE = "Token use per trajectory and per turn"
-MAX_LINES = 16  # per-turn chart: more lines than this are unreadable
+MAX_LINES = 8  # per-turn chart: lines beyond the palette's 8 colours are ambiguous
 MAX_BARS = 150  # per-trajectory chart: the table below lists every trajectory
 
 
 def _label(t: Trajectory) -> str:
     who = (t.model or t.agent or "?").split("/")[-1]
     return f"{t.task_id or t.id}/{who}"
+
+
+def _order(t: Trajectory) -> tuple[str, str, str]:
+    """Charts and tables list a model's trajectories together, by task."""
+    return (t.model or t.agent or "", t.task_id or "", t.id)
 
 
 def per_turn_tokens(t: Trajectory) -> list[tuple[int, int | None, int | None, int | None]]:
@@ -77,19 +85,42 @@ def _per_trajectory_chart(trajs: Sequence[Trajectory]) -> str:
     )
 
 
+def _turn_total(t: Trajectory) -> list[tuple[int, float]]:
+    """``(turn index, input + output tokens)`` for the turns with recorded usage."""
+    return [
+        (i, float((a or 0) + (o or 0)))
+        for i, a, _, o in per_turn_tokens(t)
+        if a is not None or o is not None
+    ]
+
+
+def mean_per_turn(trajs: Sequence[Trajectory]) -> list[tuple[float, float]]:
+    """Mean tokens of turn ``i`` over the trajectories that reached turn ``i`` (with usage)."""
+    sums: dict[int, list[float]] = {}
+    for t in trajs:
+        for i, v in _turn_total(t):
+            sums.setdefault(i, []).append(v)
+    return [(float(i), sum(vs) / len(vs)) for i, vs in sorted(sums.items())]
+
+
 def _per_turn_chart(trajs: Sequence[Trajectory]) -> str:
-    series = {}
-    for t in list(trajs)[:MAX_LINES]:
-        pts = [
-            (i, float((a or 0) + (o or 0)))
-            for i, a, _, o in per_turn_tokens(t)
-            if a is not None or o is not None
-        ]
-        if pts:
-            series[_label(t)] = pts
+    """One line per trajectory when there are few; otherwise one line per model (the mean over
+    its trajectories), so every line keeps a colour of its own."""
+    series: dict[str, list[tuple[float, float]]] = {}
+    by_model: dict[str, list[Trajectory]] = {}
+    for t in trajs:
+        by_model.setdefault(t.model or t.agent or "?", []).append(t)
+    if len(trajs) <= MAX_LINES:
+        series = {_label(t): [(float(i), v) for i, v in _turn_total(t)] for t in trajs}
+        title = "Tokens per turn (input + output of each model call)"
+    else:
+        series = {
+            f"{m} ({len(ts)})": mean_per_turn(ts) for m, ts in list(by_model.items())[:MAX_LINES]
+        }
+        title = "Tokens per turn, mean over each model's trajectories (input + output)"
     return line_chart(
-        series,
-        title="Tokens per turn (input + output of each model call)",
+        {k: v for k, v in series.items() if v},
+        title=title,
         xlabel="turn index",
         ylabel="tokens",
         width=900,
@@ -126,12 +157,10 @@ def _charts(files: Sequence[tuple[str, Sequence[Trajectory]]], with_usage: list[
                 f"{len(with_usage)} trajectories; the table lists all."
             )
         )
-    if len(with_usage) > MAX_LINES:
+    models = {t.model or t.agent or "?" for t in with_usage}
+    if len(with_usage) > MAX_LINES and len(models) > MAX_LINES:
         parts.append(
-            note(
-                f"The per-turn chart shows the first {MAX_LINES} of "
-                f"{len(with_usage)} trajectories with token usage."
-            )
+            note(f"The per-turn chart shows the first {MAX_LINES} of {len(models)} models.")
         )
     for src, ts in files:
         if all(t.totals.input_tokens is None for t in ts):
@@ -159,13 +188,26 @@ def _provenance(files: Sequence[tuple[str, Sequence[Trajectory]]]) -> list[str]:
     return prov
 
 
-def render(files: Sequence[tuple[str, Sequence[Trajectory]]]) -> Section:
-    """``files``: (source name, its trajectories) for each canonical JSONL file found."""
+def render(
+    files: Sequence[tuple[str, Sequence[Trajectory]]], notes: dict[str, str] | None = None
+) -> Section:
+    """``files``: (source name, its trajectories) for each canonical JSONL file found.
+    ``notes``: source name → a remark on that file (e.g. 'a loopback fake model'), printed above
+    the charts; files with a remark are listed after the others."""
+    notes = notes or {}
+    files = sorted(
+        ((src, sorted(ts, key=_order)) for src, ts in files), key=lambda f: f[0] in notes
+    )
     trajs = [t for _, ts in files for t in ts]
     if not trajs:
         return not_run("tokens", TITLE, "no canonical trajectories (*.jsonl) in the run directory")
     with_usage = [t for t in trajs if t.totals.input_tokens is not None]
-    body = _charts(files, with_usage) + details(
-        f"Per trajectory ({len(trajs)} trajectories)", table(HEADER, _rows(trajs), left=3)
+    remarks = "".join(note(f"{src}: {notes[src]}") for src, _ in files if src in notes)
+    body = (
+        remarks
+        + _charts(files, with_usage)
+        + details(
+            f"Per trajectory ({len(trajs)} trajectories)", table(HEADER, _rows(trajs), left=3)
+        )
     )
     return Section("tokens", TITLE, body, provenance=_provenance(files))

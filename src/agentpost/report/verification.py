@@ -39,6 +39,9 @@ EXTRA_NAMES = {
     "R2W": "right to wrong",
     "net_gain": "post-candidate net gain",
 }
+# the pipeline's order: trajectories → annotated → candidate formed → replayed → valid replay
+COVERAGE_ORDER = ("trajectories", "annotated", "candidates", "candidate_rate", "replays",
+                  "replays_valid", "replay_valid_rate")  # fmt: skip
 Z_ROWS = ("error", "no-error", "unresolved", None)
 YC_COLS = (0, 1, None)
 
@@ -144,7 +147,8 @@ def _coverage_part(metrics: dict[str, Any]) -> str:
     if not cov:
         return note("The metrics file has no coverage table.")
     if isinstance(cov, dict) and all(isinstance(v, dict) for v in cov.values()):
-        cols = sorted({k for v in cov.values() for k in v})
+        keys = {k for v in cov.values() for k in v}
+        cols = [c for c in COVERAGE_ORDER if c in keys] + sorted(keys - set(COVERAGE_ORDER))
         return table(["scope", *cols], [[k, *[v.get(c) for c in cols]] for k, v in cov.items()])
     if isinstance(cov, dict):
         return table(["quantity", "value"], [[k, v] for k, v in cov.items()])
@@ -231,6 +235,9 @@ def render(
     doc = metrics[1] if metrics is not None else {}
     # `agentpost diagnose` nests the metrics under "metrics"; `scvd metrics --json` does not.
     values = doc.get("metrics") if isinstance(doc.get("metrics"), dict) else doc
+    caveat = (doc.get("producer") or {}).get("caveat")
+    if caveat:  # heuristic-only panel: said before any number, not only in the footnote
+        parts.append(note(f"Caveat: {caveat}", strong=True))
     if records is not None:
         src, recs = records
         parts += [
