@@ -313,3 +313,17 @@ def test_diagnose_cli_shows_progress_and_the_summary(tmp_path) -> None:
         "judge_answers.jsonl",
         "store.sqlite",
     }
+
+
+def test_scvd_metrics_reads_the_records_diagnose_writes(story) -> None:
+    """`agentpost scvd metrics RUN_DIR/records.jsonl` recomputes what diagnose reported."""
+    doc, run = story
+    out = subprocess.run(
+        [AGENTPOST, "scvd", "metrics", str(run / "records.jsonl"), "--json", "--n-boot", "0"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    again = json.loads(out.stdout)
+    assert again["per_model"] == doc["metrics"]["per_model"]
+    assert again["macro"] == doc["metrics"]["macro"]

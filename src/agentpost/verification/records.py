@@ -173,10 +173,13 @@ def normalise_z(z: str | None) -> str | None:
 
 
 def from_dicts(rows: Iterable[dict]) -> list[MetricRecord]:
-    """Metric records from ``{"model","run","task","I_c","I_v","z","y_c","y_f"}`` dicts; raises
+    """Metric records from ``{"model","run","task","I_c","I_v","z","y_c","y_f"}`` dicts, or from
+    the per-trajectory lines ``agentpost diagnose`` writes (their ``record`` field); raises
     ``ValueError`` for a missing key, a bad value or a record that breaks ``record_errors``."""
     out = []
     for row in rows:
+        if isinstance(row.get("record"), dict):
+            row = row["record"]
         missing = [k for k in ("model", "run", "task") if row.get(k) is None]
         if missing:
             raise ValueError(f"missing {', '.join(missing)}")
