@@ -5,7 +5,10 @@ Stages (each writes machine-readable JSON into the output directory, then the re
 1. ``run/``: the scripted reference policies (careful, hasty, wasteful, wrong-then-repaired) over
    the bundled terminal suite in bubblewrap sandboxes, graded by each task's evaluator
    (``agent.run.run_groups``; resumable: finished rollouts are skipped).
-2. ``efficiency.json``: HERO analyses over those trajectories (``efficiency.analyze``).
+2. ``trajectories.jsonl`` + ``import.json``: the rollouts go through ``agentpost import`` (format
+   auto-detection and validation, as a user's own logs would), and every later stage reads the
+   imported file.
+   ``efficiency.json``: HERO analyses over those trajectories (``efficiency.analyze``).
 3. ``hero_groups.json`` + ``hero_advantages.json``: a preview of HERO advantages, one group per task.
 4. ``diagnose/``: SCVD diagnosis with the offline judge panel and candidate-state replay.
 5. ``loopback/``: the real agent loop against a loopback fake model that serves scripted replies
@@ -126,6 +129,33 @@ def stage_run(out: Path, attempts: int, limit: int | None, progress: Progress) -
     return out / "run" / TRAJECTORIES
 
 
+def stage_import(out: Path, run_trajs: Path, progress: Progress) -> Path:
+    """Import the rollouts like any scaffold's logs; returns the canonical file later stages read."""
+    from agentpost.trajectory.importers import detect
+    from agentpost.trajectory.importing import import_paths
+    from agentpost.trajectory.io import write_jsonl
+
+    report = import_paths([run_trajs])
+    if report.errors:
+        raise InputError(run_trajs, None, f"import failed: {report.errors[0]}")
+    dest = out / "trajectories.jsonl"
+    write_jsonl(dest, report.trajectories)
+    with open(run_trajs, "rb") as f:
+        detected = detect(run_trajs, f.read(4096))
+    producer = {
+        "name": "agentpost.trajectory.importing.import_paths",
+        "version": __version__,
+        "args": {"paths": [str(run_trajs.relative_to(out))], "format": "auto"},
+    }
+    doc = {"format": "agentpost.import/1", "producer": producer, "files": report.files}
+    write_json(
+        out / "import.json",
+        {**doc, "detected_format": detected, "trajectories": len(report.trajectories)},
+    )
+    progress(f"import: {len(report.trajectories)} trajectories, detected as {detected!r}")
+    return dest
+
+
 def stage_efficiency(out: Path, trajs_path: Path, state: dict, progress: Progress) -> dict:
     from agentpost.efficiency.analyze import analyze
     from agentpost.trajectory.io import read_jsonl
@@ -217,7 +247,10 @@ def run_demo(
     meta = orjson.loads(meta_path.read_bytes()) if meta_path.exists() else {}
     state, log = meta.get("state", {}), {}
     t0 = time.monotonic()
-    trajs = _guard("run", lambda: stage_run(out, attempts, limit, progress), log, progress)
+    run_trajs = _guard("run", lambda: stage_run(out, attempts, limit, progress), log, progress)
+    trajs = None
+    if run_trajs is not None:
+        trajs = _guard("import", lambda: stage_import(out, run_trajs, progress), log, progress)
     if trajs is not None:
         eff = _guard(
             "efficiency", lambda: stage_efficiency(out, trajs, state, progress), log, progress

@@ -98,11 +98,13 @@ def test_demo_writes_every_stage_and_ends_with_the_report(demo_dir) -> None:
         meta["producer"]["name"] == "agentpost demo" and meta["producer"]["args"]["limit"] == LIMIT
     )
     assert {k: v["status"] for k, v in meta["stages"].items()} == dict.fromkeys(
-        ("run", "efficiency", "hero", "diagnose", "loopback", "security"), "ok"
+        ("run", "import", "efficiency", "hero", "diagnose", "loopback", "security"), "ok"
     ), meta["stages"]
     for rel in (
         "run/run.json",
         "run/trajectories.jsonl",
+        "trajectories.jsonl",
+        "import.json",
         "efficiency.json",
         "hero_advantages.json",
         "diagnose/metrics.json",
@@ -114,6 +116,11 @@ def test_demo_writes_every_stage_and_ends_with_the_report(demo_dir) -> None:
         "loopback/efficiency.json",
     ):
         assert (out / rel).is_file(), rel
+    imported = json.loads((out / "import.json").read_text())
+    n_run = len((out / "run/trajectories.jsonl").read_text().splitlines())
+    assert (imported["detected_format"], imported["trajectories"]) == ("agentpost", n_run)
+    eff_inputs = json.loads((out / "efficiency.json").read_text())["producer"]["args"]["inputs"]
+    assert eff_inputs == ["trajectories.jsonl"]  # later stages read the imported file
     loop = json.loads((out / "loopback/efficiency.json").read_text())
     assert "not a real model" in loop["note"]
     (model,) = loop["models"]  # the loopback fake model's turns carry logprobs, so entropy

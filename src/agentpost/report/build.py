@@ -44,6 +44,7 @@ KINDS: dict[str, tuple[str, bool]] = {
     "security_grade": ("security grade of one candidate", False),
     "security_lines": ("security grades, annotations or labels", False),
     "demo": ("demo stages", False),
+    "import": ("import summary (agentpost import)", False),
 }
 
 
@@ -63,6 +64,7 @@ def classify_json(d: Any) -> str | None:
     fmt = str(d.get("format", ""))
     by_format = [
         ("agentpost.demo/", "demo"),
+        ("agentpost.import/", "import"),
         ("hero-groups", "hero_groups"),
         ("scvd.metrics", "scvd_metrics"),
         ("efficiency", "efficiency"),
