@@ -16,17 +16,17 @@ import typer
 
 from agentpost.errors import AgentpostError
 
-# Areas in the order `agentpost --help` lists them.
+# Areas in the order they register (typer lists plain commands before command groups).
 AREAS = [
     "trajectories",
-    "sandbox",
-    "report",
-    "efficiency",
-    "tasks",
     "run",
+    "tasks",
+    "sandbox",
     "replay",
+    "efficiency",
     "scvd",
     "security",
+    "report",
 ]
 
 app = typer.Typer(
