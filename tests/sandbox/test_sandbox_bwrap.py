@@ -95,8 +95,16 @@ def test_root_mirror_binds_entries_and_recreates_empty_dirs(tmp_path):
     assert args == [
         *["--symlink", "usr/bin", "/bin"],
         *["--perms", "700", "--dir", "/srv"],
-        *["--ro-bind", str(tmp_path / "usr"), "/usr"],
+        *["--ro-bind-try", str(tmp_path / "usr"), "/usr"],
     ]
+    # an entry removed between the listing and bwrap's start is skipped, not a setup failure
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    (gone / "f").write_text("x")
+    late = mirror_args(str(tmp_path), "/", {"/skipme"}, set())
+    (gone / "f").unlink()
+    gone.rmdir()
+    assert ["--ro-bind-try", str(gone), "/gone"] == late[late.index(str(gone)) - 1 :][:3]
     empty = [
         d for d in ("/srv", "/media", "/mnt", "/opt") if os.path.isdir(d) and not os.listdir(d)
     ]

@@ -51,18 +51,23 @@ def mirror_args(host_dir: str, spath: str, skip: set[str], ancestors: set[str]) 
             args += ["--symlink", os.readlink(hp), sp]
         elif sp in ancestors and os.path.isdir(hp):
             args += ["--dir", sp, *mirror_args(hp, sp, skip, ancestors)]
-        elif _empty_dir(hp):
-            args += ["--perms", f"{stat.S_IMODE(os.stat(hp).st_mode):o}", "--dir", sp]
+        elif (mode := _empty_dir_mode(hp)) is not None:
+            args += ["--perms", f"{mode:o}", "--dir", sp]
         else:
-            args += ["--ro-bind", hp, sp]
+            # -try: an entry another process removes between this listing and bwrap's start
+            # (a test's scratch dir at /) is left out instead of failing the sandbox.
+            args += ["--ro-bind-try", hp, sp]
     return args
 
 
-def _empty_dir(path: str) -> bool:
+def _empty_dir_mode(path: str) -> int | None:
+    """The permission bits of an empty directory; None for anything else (or if it vanished)."""
     try:
-        return os.path.isdir(path) and not os.listdir(path)
-    except OSError:  # unreadable: bind it and let the sandbox see what it may
-        return False
+        if os.path.isdir(path) and not os.listdir(path):
+            return stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:  # unreadable or gone: bind it (or skip it) and let bwrap decide
+        pass
+    return None
 
 
 def ancestors(paths: list[str]) -> set[str]:
