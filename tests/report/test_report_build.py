@@ -144,3 +144,26 @@ def test_a_recognised_file_of_the_wrong_shape_costs_its_section_not_the_report(
     assert "warning: Token efficiency (HERO): Could not render this section from eff.json" in proc.stderr  # fmt: skip
     html = (tmp_path / "report.html").read_text()
     assert "Could not render this section from eff.json: TypeError" in html
+
+
+def test_security_metrics_output_is_shown_as_a_funcpass_secpass_table(tmp_path: Path) -> None:
+    """`security metrics --json` names its per-agent block `agents`; it renders like a summary
+    (and in the glance table), not as an unrecognised file."""
+    from agentpost.security.metrics import per_cwe, summary
+
+    rows = [{"task": "t", "func": True, "sec": s, "cwes": [89], "agent": "a"} for s in (1, 0)]
+    doc = {"format": "agentpost.security.metrics/1", "agents": {"a": summary(rows)},
+           "per_cwe": per_cwe(rows)}  # fmt: skip
+    (tmp_path / "metrics.json").write_text(json.dumps(doc))
+    assert not scan(tmp_path).unrecognised
+    html = render_run_dir(tmp_path).read_text()
+    assert "<h3>FuncPass and SecPass</h3>" in html and "<h3>Security agents</h3>" in html
+    assert "FuncPass and SecPass per CWE" in html  # the per-CWE chart
+
+
+def test_out_naming_a_directory_writes_report_html_inside_it(tmp_path: Path) -> None:
+    (tmp_path / "elsewhere").mkdir()
+    assert (
+        render_run_dir(tmp_path, tmp_path / "elsewhere") == tmp_path / "elsewhere" / "report.html"
+    )
+    assert (tmp_path / "elsewhere" / "report.html").read_text().startswith("<!doctype html>")

@@ -97,3 +97,11 @@ def test_cwes_sort_numerically_and_per_turn_means_use_the_turns_reached() -> Non
 
     # turn 2 is reached by one trajectory only: its mean is that trajectory's value
     assert mean_per_turn([traj("a", [9, 19, 29]), traj("b", [1, 3])]) == [(0.0, 6.0), (1.0, 12.0), (2.0, 30.0)]  # fmt: skip
+
+
+def test_clipped_category_labels_end_in_an_ellipsis() -> None:
+    cats = [f"config-repair/wrong-then-repaired-{i}" for i in range(9)] + ["short"]
+    svg = bar_chart(cats, {"a": [1.0] * 10}, title="t")  # > 8 categories: rotated labels
+    assert ">config-repair/wrong-t…<" in svg and ">short<" in svg
+    svg = bar_chart(["a-very-long-category-name", "b"], {"a": [1.0, 2.0]}, title="t", width=200)
+    assert ">a-very-long-category-name</text>" not in svg and "…</text>" in svg  # full in <title>

@@ -66,6 +66,7 @@ def test_patch_that_does_not_apply_gets_minus_three_quarters():
         True,
         -0.75,
     )
+    assert g.detail.startswith("no apply strategy worked: ")
 
 
 def test_plain_p0_diff_applies():
@@ -121,6 +122,7 @@ def test_candidate_directory_is_graded(tmp_path: Path):
 def test_timeout_aborts_with_reward_zero():
     g = grade_candidate(TASK, patch=diff("while True:\n    pass\n"), timeout_s=1.0)
     assert (g.status, g.aborted, g.reward) == ("aborted", True, 0.0)
+    assert g.detail.endswith("timed out after 1.0 s")  # says why, in `security grade` too
 
 
 def test_fuzzy_apply_when_context_drifted():

@@ -49,6 +49,8 @@ def test_direction_secure_agent_plans_tests_and_passes_more(demo):
     assert att["phi"]["generic_only_testing"]["phi"] is None  # nobody tested generically: NA
     rewards = sorted(g["reward"] for g in demo["grades"])
     assert rewards == [0.5, 0.5, 0.5, 1.0, 1.0, 1.0]
+    # each grade row names its agent, so `security metrics grades.jsonl` splits per agent
+    assert {g["agent"] for g in demo["grades"]} == {"secure-minded", "functional-only"}
 
 
 def test_attribute_cli_reads_the_labels(demo, tmp_path):
@@ -70,6 +72,7 @@ def test_generic_tester_and_mixed_agents():
 
     tasks = [t for t in load_suite() if t.id in ("calculator", "guestbook")]
     res = scripted_demo(tasks, default_backend(), workers=2, agents=("generic-tester", "mixed"))
+    assert res["producer"]["args"]["agents"] == ["generic-tester", "mixed"]  # the ones that ran
     labels = {(r["agent"], r["task"]): r for r in res["labels"]}
     for t in tasks:
         g = labels[("generic-tester", t.id)]

@@ -20,7 +20,7 @@ def report(
         ..., help="A run directory (diagnose, run, efficiency, security or demo output)."
     ),
     out: Path | None = typer.Option(
-        None, "-o", "--out", help="Where to write the HTML (default RUN_DIR/report.html)."
+        None, "-o", "--out", help="HTML file, or a folder for report.html (default: RUN_DIR)."
     ),
 ) -> None:
     """Render a self-contained HTML report for any run directory; prints its path."""
@@ -47,8 +47,10 @@ def demo(
 ) -> None:
     """Run every stage offline on the bundled suites and write JSON per stage plus report.html.
 
-    Scripted agents in bubblewrap sandboxes: no model, no network, no Docker. The last line
-    printed is the path of the report."""
+    Scripted agents in bubblewrap sandboxes: no model, no network, no Docker.
+
+    The last line printed is the path of the report.
+    """
     from rich.console import Console
 
     from agentpost.demo import failed_stages, run_demo

@@ -23,6 +23,18 @@ def _producer(command: str, **args) -> dict:
     return {"name": f"agentpost security {command}", "version": __version__, "args": args}
 
 
+def _num(x: float | None) -> str:
+    """A rate for the terminal: 3 significant digits, NA for None."""
+    return "NA" if x is None else f"{x:.3g}"
+
+
+def _verdicts(g: dict) -> str:
+    """``func=pass sec=fail`` for one reference's grade."""
+    return " ".join(
+        f"{k}={'NA' if g.get(k) is None else 'pass' if g[k] else 'fail'}" for k in ("func", "sec")
+    )
+
+
 def _echo(doc: dict) -> None:
     typer.echo(json.dumps(doc, ensure_ascii=False, default=str))
 
@@ -45,8 +57,10 @@ def check_command(
     workers: int = typer.Option(4, "--workers", min=1, help="Tasks graded concurrently."),
     backend: str = typer.Option("bwrap", "--backend", help="Sandbox backend."),
 ) -> None:
-    """Grade each task's secure and vulnerable reference; ok = secure passes both tests and the
-    vulnerable one passes the functional test and fails the security test."""
+    """Grade each task's secure and vulnerable reference implementation.
+
+    A task is ok when its secure reference passes both tests and its vulnerable one passes the functional test but fails the security test; exits 1 otherwise.
+    """
     from agentpost.security.grade import check_suite
     from agentpost.security.suite import load_suite
 
@@ -56,9 +70,11 @@ def check_command(
     if as_json:
         _echo(doc)
     else:
+        fs = _verdicts
         for r in rows:
-            typer.echo(f"{'ok ' if r['ok'] else 'BAD'} {r['id']:<16} CWE {r['cwes']} "
-                       f"secure={r['secure']} vulnerable={r['vulnerable']}")  # fmt: skip
+            cwes = ",".join(f"CWE-{c}" for c in r["cwes"])
+            typer.echo(f"{'ok ' if r['ok'] else 'BAD'} {r['id']:<16} {cwes:<16} "
+                       f"secure: {fs(r['secure'])}  vulnerable: {fs(r['vulnerable'])}")  # fmt: skip
         for tid, grades in problems.items():
             for impl, g in grades.items():
                 typer.echo(f"  {tid} {impl}: {g['status']}: {g['detail'][-300:]}", err=True)
@@ -80,6 +96,8 @@ def grade_command(
     from agentpost.security.grade import grade_candidate
     from agentpost.security.suite import find_task
 
+    if timeout <= 0:
+        raise InputError(None, "--timeout", f"must be > 0 seconds, got {timeout}")
     t = find_task(task, suite)
     if candidate.is_dir():
         g = grade_candidate(t, candidate_dir=candidate, backend=_backend(backend),
@@ -90,7 +108,7 @@ def grade_command(
             t, patch=text, backend=_backend(backend), timeout_s=timeout, func_only=func_only
         )
     else:
-        raise InputError(candidate, None, "candidate is neither a directory nor a file")
+        raise InputError(candidate, None, "candidate not found (give a directory or a diff file)")
     doc = {"format": "agentpost.security.grade/1",
            "producer": _producer("grade", task=t.id, candidate=candidate, func_only=func_only),
            **g.to_json()}  # fmt: skip
@@ -98,6 +116,8 @@ def grade_command(
         _echo(doc)
     else:
         typer.echo(f"{t.id}: status={g.status} func={g.func} sec={g.sec} reward={g.reward}")
+        if g.status != "ok" and g.detail.strip():
+            typer.echo(f"  {g.detail.strip().splitlines()[-1][:300]}")
 
 
 def read_labels(path: Path) -> list[dict]:
@@ -106,13 +126,17 @@ def read_labels(path: Path) -> list[dict]:
     if not path.is_file():
         raise InputError(path, None, "file not found")
     records = []
-    for n, line in enumerate(path.read_text().splitlines(), 1):
+    for n, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
         if not line.strip():
             continue
         try:
-            rec = validate_record(json.loads(line))
+            obj = json.loads(line)
         except ValueError as e:
-            raise InputError(path, f"line {n}", str(e)) from None
+            raise InputError(path, f"line {n}", f"invalid JSON: {e}") from None
+        try:
+            rec = validate_record(obj)
+        except ValueError as e:
+            raise InputError(path, f"line {n}", f"{e} (not a label record)") from None
         if not rec.get("aborted"):
             records.append(rec)
     if not records:
@@ -132,6 +156,8 @@ def attribute_command(
     """Behaviour frequencies with Wilson CIs, paired-difference r and phi (spec b.3)."""
     from agentpost.security.attribution import attribute
 
+    if (agent_a is None) != (agent_b is None):
+        raise InputError(None, "--agent-a/--agent-b", "give both or neither")
     records = read_labels(labels)
     agents = {r["agent"] for r in records}
     for name, opt in ((agent_a, "--agent-a"), (agent_b, "--agent-b")):
@@ -147,8 +173,16 @@ def attribute_command(
             b: f["func_correct"][b]["target_aligned"]["rate"]
             for b in ("planning", "coding", "testing")
         }
-        typer.echo(f"{agent}: n={f['n']} func-correct={f['n_func_correct']} target-aligned {rates}")
-    typer.echo(f"phi: {doc['phi']}")
+        typer.echo(f"{agent}: n={f['n']} func-correct={f['n_func_correct']} target-aligned "
+                   + " ".join(f"{b}={_num(v)}" for b, v in rates.items()))  # fmt: skip
+    for b, pd in (doc.get("paired_difference") or {}).items():
+        why = f" ({pd['na_reason']})" if pd["r"] is None else ""
+        typer.echo(f"r {b} ({doc['agent_a']} - {doc['agent_b']}, {pd['n_tasks']} tasks): "
+                   f"{_num(pd['r'])}{why}")  # fmt: skip
+    ph = doc["phi"]
+    typer.echo(f"phi vs sec ({ph['n']} functionally correct): generic-only testing="
+               f"{_num(ph['generic_only_testing']['phi'])} target-aligned testing="
+               f"{_num(ph['target_aligned_testing']['phi'])}")  # fmt: skip
 
 
 @security_app.command("hint")
@@ -163,17 +197,17 @@ def hint_command(
 
     t = find_task(task, suite)
     try:
-        typer.echo(hint(level, t.cwes, t.hints, load_data("cwe_names_v4.14.json")["cwes"]))
+        typer.echo(hint(level.upper(), t.cwes, t.hints, load_data("cwe_names_v4.14.json")["cwes"]))
     except ValueError as e:
-        raise InputError(t.path / "task.toml", "--level", str(e)) from None
+        raise InputError(None, "--level", str(e)) from None
 
 
 @security_app.command("demo")
 def demo_command(
-    out: Path = typer.Option(..., "--out", help="Output directory."),
+    out: Path = typer.Option(..., "--out", "-o", help="Output directory."),
     suite: Path | None = typer.Option(None, "--suite", help="Suite directory."),
     tasks: list[str] | None = typer.Option(None, "--task", help="Only these task ids."),
-    workers: int = typer.Option(4, "--workers", min=1),
+    workers: int = typer.Option(4, "--workers", min=1, help="Trajectories run at once."),
     agents: list[str] | None = typer.Option(
         None,
         "--agent",
@@ -181,8 +215,10 @@ def demo_command(
     ),
     backend: str = typer.Option("bwrap", "--backend", help="Sandbox backend."),
 ) -> None:
-    """Run scripted agents (default: the two main ones) on the suite; write trajectories.jsonl, grades.jsonl,
-    annotations.jsonl, labels.jsonl and summary.json (metrics and attribution) under OUT."""
+    """Run scripted security agents on the suite, then grade, annotate and attribute.
+
+    Writes trajectories.jsonl, grades.jsonl, annotations.jsonl, labels.jsonl and summary.json (metrics and attribution) under OUT.
+    """
     from agentpost.security.pipeline import scripted_demo
     from agentpost.security.suite import load_suite
     from agentpost.trajectory.io import write_jsonl
@@ -205,7 +241,8 @@ def demo_command(
         (out / f"{name}.jsonl").write_text(
             "".join(json.dumps(r, default=str) + "\n" for r in res[name])
         )
-    summary = {k: res[k] for k in ("producer", "metrics", "per_cwe", "attribution")}
+    summary = {"format": "agentpost.security.demo-summary/1",  # as `agentpost demo` writes it
+               **{k: res[k] for k in ("producer", "metrics", "per_cwe", "attribution")}}  # fmt: skip
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
     _echo({"out": str(out), "metrics": res["metrics"]})
 
@@ -215,7 +252,9 @@ def annotate_command(
     trajectories: Path = typer.Argument(
         ..., help="Canonical trajectories (JSONL); task_id names the task."
     ),
-    out: Path = typer.Option(..., "--out", help="Label records (JSONL) for `security attribute`."),
+    out: Path = typer.Option(
+        ..., "--out", "-o", help="Label records (JSONL) for `security attribute`."
+    ),
     suite: Path | None = typer.Option(None, "--suite", help="Suite directory (default: bundled)."),
     judges: Path | None = typer.Option(
         None, "--judges", help="Judge panel config (YAML/JSON); default: the offline heuristic."
@@ -227,9 +266,12 @@ def annotate_command(
     ),
     backend: str = typer.Option("bwrap", "--backend", help="Sandbox backend for grading."),
 ) -> None:
-    """Grade each trajectory's final files (``metadata.final_files``) and label its planning,
-    coding and testing with cited steps; write one label record per trajectory to OUT and the
-    full annotations beside it (OUT with suffix .annotations.jsonl)."""
+    """Grade each trajectory's final files and label its planning, coding and testing.
+
+    The final files come from metadata.final_files (or --finals); labels cite the steps.
+
+    Writes one label record per trajectory to OUT and the full annotations beside it (OUT with suffix .annotations.jsonl).
+    """
     from agentpost.security.pipeline import annotate_trajectories, read_final_files
     from agentpost.security.suite import load_suite
     from agentpost.trajectory.io import read_jsonl
@@ -248,6 +290,12 @@ def annotate_command(
             )
         if not t.metadata.get("final_files") and finals is not None and (finals / t.id).is_dir():
             t.metadata["final_files"] = read_final_files(finals / t.id)
+    missing = [t.id for t in trajs if not t.metadata.get("final_files")]
+    if missing:
+        typer.echo(f"warning: {len(missing)} of {len(trajs)} trajectories have no final files "
+                   f"(metadata.final_files, or --finals DIR/<trajectory id>/), so they are graded "
+                   f"as no patch (-1): {', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''}",
+                   err=True)  # fmt: skip
     labels, anns = annotate_trajectories(trajs, tasks, _backend(backend), panel)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("".join(json.dumps(r) + "\n" for r in labels))
@@ -260,13 +308,15 @@ def annotate_command(
 @security_app.command("metrics")
 def metrics_command(
     records: Path = typer.Argument(
-        ..., help="JSONL of graded samples: {task, func, sec[, cwes, agent, aborted]}."
+        ..., help="JSONL of graded samples: {task (or task_id), func, sec[, cwes, agent, aborted]}."
     ),
     k: list[int] = typer.Option([1], "--k", help="pass@k values (per task, averaged)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """FuncPass, SecPass, security gap, insec and pass@k per agent, plus a per-CWE table
-    (aborted samples are counted, never averaged)."""
+    """FuncPass, SecPass, security gap, insec and pass@k per agent, plus a per-CWE table.
+
+    Reads label records, security grade --json lines or security demo grades; aborted samples are counted, never averaged.
+    """
     from agentpost.security.metrics import per_cwe, summary
 
     if not records.is_file():
@@ -279,8 +329,10 @@ def metrics_command(
             r = json.loads(line)
         except ValueError as e:
             raise InputError(records, f"line {n}", f"invalid JSON: {e}") from None
+        if isinstance(r, dict) and "task" not in r and "task_id" in r:
+            r["task"] = r["task_id"]  # a `security grade --json` line or a demo grades.jsonl row
         if not isinstance(r, dict) or "task" not in r or "func" not in r or "sec" not in r:
-            raise InputError(records, f"line {n}", "needs task, func and sec")
+            raise InputError(records, f"line {n}", "needs task (or task_id), func and sec")
         rows.append(r)
     agents = sorted({str(r.get("agent", "all")) for r in rows})
     try:
@@ -294,7 +346,8 @@ def metrics_command(
         return
     for a, m in doc["agents"].items():
         typer.echo(
-            f"{a}: n={m['n']} aborted={m['aborted']} FuncPass={m['func_pass']} SecPass={m['sec_pass']} gap={m['security_gap']}"
+            f"{a}: n={m['n']} aborted={m['aborted']} FuncPass={_num(m['func_pass'])} "
+            f"SecPass={_num(m['sec_pass'])} gap={_num(m['security_gap'])}"
         )
 
 

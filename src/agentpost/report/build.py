@@ -71,6 +71,7 @@ def classify_json(d: Any) -> str | None:
         ("advantage", "advantages"),
         ("security.check", "security_check"),
         ("security.demo-summary", "security_summary"),
+        ("security.metrics", "security_summary"),  # `security metrics --json`: agents, per_cwe
         ("security.grade", "security_grade"),
         ("security.attribut", "security_attribute"),
         ("agentpost.run/", "run_summary"),
@@ -154,6 +155,8 @@ def scan(run_dir: Path) -> Found:
             found.unrecognised.append(rel)
             continue
         kind = classify_json(data)
+        if kind == "security_summary" and "metrics" not in data and "agents" in data:
+            data = {**data, "metrics": data["agents"]}  # `security metrics --json` names it agents
         (found.files[kind].append((rel, data)) if kind else found.unrecognised.append(rel))
     return found
 
@@ -262,6 +265,8 @@ def render_run_dir(
     gets one line per section that could not be rendered (the report says why, too)."""
     run_dir = Path(run_dir).resolve()
     out = Path(out) if out else run_dir / "report.html"
+    if out.is_dir():  # `-o SOME_DIR`: the report goes inside it
+        out = out / "report.html"
     found = scan(run_dir)
     sections = build_sections(run_dir, found)
     for p in found.problems if warn else []:

@@ -135,7 +135,10 @@ def _statistics_part(data: dict[str, Any]) -> str:
         )
         out += table(
             ["behaviour", "r (Δ target-aligned vs Δ SecPass)", "tasks", "NA because"],
-            [[b, p.get("r"), p.get("n_tasks"), p.get("na_reason")] for b, p in paired.items()],
+            [
+                [b, p.get("r"), p.get("n_tasks"), p.get("na_reason") or ""]
+                for b, p in paired.items()
+            ],
         )
     phi = data.get("phi") or {}
     rows = [

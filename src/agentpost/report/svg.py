@@ -100,19 +100,24 @@ def _legend(parts: list[str], names: Sequence[str], x: float, y: float, width: i
         parts.append(f'<text x="{xi + 14:.1f}" y="{yi}">{escape(str(name)[:chars])}</text>')
 
 
+def _clip(text: str, n: int) -> str:
+    """``text`` cut to ``n`` characters, the last one an ellipsis when anything was cut."""
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
 def _cat_label(
     parts: list[str], cat: str, x: float, y1: float, rotate: bool, slot: float = 96.0
 ) -> None:
     """A category label under its bars; rotated when there are many categories."""
     if rotate:
-        lab = escape(cat[:22])
+        lab = escape(_clip(cat, 22))
         parts.append(
             f'<text transform="translate({x:.1f},{y1 + 10}) rotate(-40)" '
             f'text-anchor="end">{lab}</text>'
         )
     else:
         parts.append(
-            f'<text x="{x:.1f}" y="{y1 + 14}" text-anchor="middle">{escape(cat[: max(6, int(slot / 6.2))])}</text>'
+            f'<text x="{x:.1f}" y="{y1 + 14}" text-anchor="middle">{escape(_clip(cat, max(6, int(slot / 6.2))))}</text>'
         )
 
 

@@ -171,7 +171,7 @@ def _counts_part(metrics: dict[str, Any]) -> str:
     pr = metrics.get("pearson_rsr_final_acc") or {}
     out += (
         f"<p>Pearson r between model-level RSR and final accuracy: {cell(pr.get('r'))} "
-        f"over {cell(pr.get('n_models'))} models (NA with fewer than 3). "
+        f"over {cell(pr.get('n_models'))} model(s) with an RSR (NA with fewer than 3). "
         f"ICA population: {cell(metrics.get('ica_population'))}.</p>"
     )
     return out

@@ -106,14 +106,14 @@ def _grade_in_sandbox(
         applied = [ln for ln in r.stdout.splitlines() if ln.startswith("APPLIED=")]
         g.patch_applied = bool(applied)
         if not applied:
-            g.status, g.detail = "patch_failed", _tail(r)
+            g.status, g.detail = "patch_failed", "no apply strategy worked: " + _tail(r)
             return
         g.apply_strategy = applied[0].split("=", 1)[1]
     if (task.tests_dir / FUNCTIONAL).is_file():  # without one, func stays None (b.6)
         f = _run_test(sb, task, FUNCTIONAL, timeout_s)
         g.detail = "functional: " + _tail(f)
         if f.timed_out:
-            g.status = "aborted"
+            g.status, g.detail = "aborted", g.detail + f"\ntimed out after {timeout_s} s"
             return
         if f.exit_code == 3:
             g.status = "unusable"
@@ -122,7 +122,7 @@ def _grade_in_sandbox(
     s = _run_test(sb, task, SECURITY, timeout_s)
     g.detail += "\nsecurity: " + _tail(s)
     if s.timed_out:
-        g.status = "aborted"
+        g.status, g.detail = "aborted", g.detail + f"\ntimed out after {timeout_s} s"
         return
     if s.exit_code == 3 and g.func is None:
         g.status = "unusable"

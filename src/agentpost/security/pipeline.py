@@ -150,10 +150,10 @@ def scripted_demo(
         "producer": {
             "name": "agentpost.security.pipeline.scripted_demo",
             "version": __version__,
-            "args": {"tasks": [t.id for t in tasks], "agents": list(AGENTS)},
+            "args": {"tasks": [t.id for t in tasks], "agents": list(agents)},
         },  # fmt: skip
         "trajectories": [r[0] for r in results],
-        "grades": [r[1].to_json() for r in results],
+        "grades": [{"agent": r[3]["agent"], **r[1].to_json()} for r in results],
         "annotations": [r[2] for r in results],
         "labels": labels,
         "metrics": {a: summary([s for s in samples if s["agent"] == a]) for a in agents},
