@@ -149,3 +149,39 @@ def test_hero_advantages_cli(tmp_path):
     )
     res = cli("hero", "advantages", str(path))
     assert res.returncode != 0 and "$.rollouts[0].turns[0].entropy" in res.stderr
+
+
+def test_hero_advantages_says_what_it_reads(tmp_path):
+    """A JSONL file (e.g. canonical trajectories) gets a hint, and --help shows the whole input
+    shape (it used to be clipped in the argument's column)."""
+    path = tmp_path / "trajs.jsonl"
+    write_jsonl(path, fleet()[:2])
+    res = cli("hero", "advantages", str(path))
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert res.stderr.strip() == (
+        f"error: {path}: line 2: invalid JSON: Extra data"
+        ' (expected one JSON document {"rollouts": [...]}, not JSONL; see --help)'
+    )
+    helped = cli("hero", "advantages", "--help")
+    flat = " ".join(helped.stdout.split())
+    assert '"turns": [{"entropy", "tokens"}]}]}' in flat and "hero_groups.json" in flat
+
+
+def test_variation_table_says_unknown_outcomes_are_unknown(tmp_path):
+    """Public logs often carry no outcome: the variation table's `res` column shows `-` for
+    such a group, as the R% column does, instead of 0 resolved."""
+    turns = [turn(0, [shell("ls")], inp=100, cached=0, out=10, p_top=0.9)]
+    path = tmp_path / "unknown.jsonl"
+    write_jsonl(path, [traj("u1", "t9", "m", None, turns), traj("u2", "t9", "m", None, turns)])
+    res = cli("efficiency", str(path))
+    assert res.returncode == 0, res.stderr
+    row = next(x for x in res.stdout.splitlines() if "m / t9" in x)
+    assert [c.strip() for c in row.strip("│ ").split("│")][:3] == ["m / t9", "2", "-"]
+
+
+def test_unknown_baseline_is_an_error_naming_the_models(tmp_path):
+    path = tmp_path / "runs.jsonl"
+    write_jsonl(path, fleet())
+    res = cli("efficiency", str(path), "--baseline", "c")
+    assert res.returncode == 2 and res.stdout == ""
+    assert res.stderr == "error: --baseline: no trajectory of model 'c' (models: a, b)\n"

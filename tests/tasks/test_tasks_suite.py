@@ -74,6 +74,27 @@ def test_cli_tasks_check_bad_dir_is_one_line_error(tmp_path: Path) -> None:
     assert out.returncode == 2 and out.stderr.count("\n") == 1 and "not a directory" in out.stderr
 
 
+def test_cli_tasks_on_a_file_in_the_cwd_says_not_a_directory(tmp_path: Path) -> None:
+    """A bare name that exists (a file here) is not looked up as a bundled suite name."""
+    (tmp_path / "notes.md").write_text("not a suite\n")
+    for cmd in ("list", "check"):
+        out = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "from agentpost.cli import main; main()",
+                "tasks",
+                cmd,
+                "notes.md",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=tmp_path,
+        )
+        assert (out.returncode, out.stderr) == (2, "error: notes.md: not a directory\n"), cmd
+
+
 def test_cli_tasks_check_on_a_terminal_bench_1_task(backend) -> None:
     out = _cli("tasks", "check", str(FIXTURES / "tb1-hello"), "--json")
     assert out.returncode == 0, out.stderr

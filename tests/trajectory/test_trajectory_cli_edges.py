@@ -50,6 +50,11 @@ def _bad_canonical(d: Path, good: Path) -> dict[str, tuple[Path, str]]:
         "garbage": (d / "garbage.jsonl", "line 1 column 1: binary data"),
         "missing field": (d / "noindex.jsonl", "line 1: $.turns[2].index: Field required"),
         "scaffold log": (EVAL / "output.jsonl", "line 1: $.id: Field required (not an agentpost"),
+        "pretty-printed log": (
+            GEMINI,
+            "line 1 column 1: invalid JSON: unexpected end of data (a multi-line JSON document, "
+            "not agentpost.trajectory/1 JSONL; convert logs with `agentpost import`)",
+        ),
     }
 
 
@@ -127,3 +132,27 @@ def test_show_fits_100_columns_and_clips_long_output(canonical):
     assert "◀ error Parameter 'command'" in text and "turn 12 ──" in text
     full = run("show", canonical, "--id", "ponylang__ponyc-4593", "--full")
     assert full.returncode == 0 and len(full.stdout.splitlines()) > len(lines)
+
+
+def test_a_run_folder_imports_cleanly_and_skips_agentpost_outputs(tmp_path):
+    """`agentpost import RUN_DIR`: agentpost's own trajectories count as format `agentpost`, and
+    its other outputs (run.json, metrics, judge answers, ...) are skipped, not failures."""
+    from agentpost.trajectory.io import write_jsonl
+    from agentpost.trajectory.model import Producer, Trajectory
+
+    folder = tmp_path / "run"
+    folder.mkdir()
+    own = Trajectory(id="t::a::0", turns=[], producer=Producer(name="agentpost run", version="0"))
+    write_jsonl(folder / "trajectories.jsonl", [own])
+    (folder / "run.json").write_text('{\n  "format": "agentpost.run/1",\n  "agents": {}\n}\n')
+    (folder / "records.jsonl").write_text('{"format":"agentpost.scvd.record/1","case_id":"x"}\n')
+    (folder / "judge_answers.jsonl").write_text('{"judge":"h","case_id":"x","raw":"{}"}\n')
+    r = run("import", folder, "-o", tmp_path / "out.jsonl")
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("imported 1 trajectories from 4 files (agentpost 1); skipped 3;")
+    assert (
+        f"skipped: {folder / 'run.json'}: agentpost output (agentpost.run/1), not a trajectory"
+        in lines
+    )
+    assert any("judge_answers.jsonl: agentpost diagnose judge answers" in x for x in lines)

@@ -120,3 +120,43 @@ def test_cli_replays_a_scaffold_log_directly(backend) -> None:
     assert out.returncode == 0, out.stderr
     res = json.loads(out.stdout)
     assert (res["status"], res["reward"], res["calls_replayed"]) == ("ok", 1.0, 4)
+
+
+def test_cli_says_why_a_replay_failed(backend) -> None:
+    """Without --json a failed replay still says why: the OpenHands v0 sample edits
+    /workspace, which the task's sandbox does not have writable."""
+    import subprocess
+    import sys
+
+    log = HERE.parents[1] / ".." / "shared" / "data" / "trajectories" / "openhands" / "v0"
+    log = log / "tests" / "runtime" / "trajs" / "basic.json"
+    code = "from agentpost.cli import main; main()"
+    out = subprocess.run(
+        [sys.executable, "-c", code, "replay", str(log), "--task", str(TASK)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    first, why = out.stdout.strip().splitlines()
+    assert first.startswith("replay_failed: reward=None")
+    assert why.startswith("  why: ") and "/workspace" in why and "(step 0 call 0, edit)" in why
+
+
+def test_cli_rejects_a_call_timeout_that_is_not_positive() -> None:
+    """--call-timeout 0 used to time out every call and still report status ok."""
+    import subprocess
+    import sys
+
+    log = GOLDEN / "openhands" / "hello-world.trajectory.json"
+    code = "from agentpost.cli import main; main()"
+    for value in ("0", "-5"):
+        out = subprocess.run(
+            [sys.executable, "-c", code, "replay", str(log), "--task", str(TASK)]
+            + ["--call-timeout", value],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert (out.returncode, out.stdout) == (2, ""), value
+        assert out.stderr == f"error: --call-timeout: must be positive, got {float(value)}\n"

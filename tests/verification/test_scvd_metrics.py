@@ -188,3 +188,36 @@ def test_bootstrap_resamples_within_runs() -> None:
     mixed = [R("b", "1", z=z, y_c=0) for z in ["error", "no-error"] * 6]
     lo, hi = compute(mixed, n_boot=300, seed=3)["cis"]["macro"]["EDR"]
     assert 0.1 < lo < 0.5 < hi < 0.9
+
+
+def test_cli_on_the_wrong_kind_of_file_says_what_it_reads(tmp_path) -> None:
+    """`scvd metrics` on diagnose's metrics.json or on trajectories: a hint, one line, no errno."""
+    import json
+    import subprocess
+    import sys
+
+    from agentpost.trajectory.io import write_jsonl
+    from agentpost.trajectory.model import Producer, Trajectory
+
+    doc = tmp_path / "metrics.json"
+    doc.write_text(json.dumps({"format": "agentpost.scvd.metrics/1"}, indent=2))
+    trajs = tmp_path / "trajs.jsonl"
+    write_jsonl(
+        trajs, [Trajectory(id="t", model="m", turns=[], producer=Producer(name="x", version="0"))]
+    )
+    cases = {
+        doc: "line 1: invalid JSON: unexpected end of data (a multi-line JSON document;"
+        " this command reads JSONL)",
+        trajs: "line 1: bad metric record: missing run, task (a trajectory; `agentpost diagnose`"
+        " writes records.jsonl from these)",
+        tmp_path / "nope.jsonl": "cannot read: No such file or directory",
+    }
+    for path, message in cases.items():
+        out = subprocess.run(
+            [sys.executable, "-c", "from agentpost.cli import main; main()"]
+            + ["scvd", "metrics", str(path)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert (out.returncode, out.stderr) == (2, f"error: {path}: {message}\n")

@@ -68,6 +68,17 @@ def test_rerun_repeats_no_judge_call_and_gives_the_same_result(tmp_path) -> None
         if line["decision"]["verification_triggered"]:
             assert line["replay"]["status"] == "task_missing" and line["record"]["y_c"] is None
     assert doc1["panel"]["three_way_semantics"] == 1.0
+    # the summary names the tasks the suite lacks (none here), not only how many replays failed
+    missing = sorted(
+        {
+            x["record"]["task"]
+            for x in lines
+            if x["replay"] and x["replay"]["status"] == "task_missing"
+        }
+    )
+    assert missing and doc1["replay"]["missing_tasks"] == missing
+    summary = (tmp_path / "summary.md").read_text()
+    assert f"Tasks not in the suite ({len(missing)}): {missing[0]!r}" in summary
     answers = (tmp_path / "judge_answers.jsonl").read_text().splitlines()
     assert len(answers) == N_CALLS
     assert "caveat" not in doc1["producer"]  # model judges: no heuristic caveat

@@ -8,7 +8,12 @@ skips every id already in the file: a kill loses at most the rollouts in flight,
 lets those finish and starts no more. Two kinds of rollout are not written, so that a rerun
 retries them: one that fails on infrastructure (listed in ``run.json`` as an error), and one a
 spent token or cost budget cut short (listed as ``budget_stopped``; once a budget is spent the
-remaining rollouts are not started either): neither is the agent's result.
+remaining rollouts are not started either): neither is the agent's result. Likewise, once an
+agent's model is unavailable (``ModelUnavailable``: the transport's retries ran out, e.g. a wrong
+``--base-url``), that agent's remaining rollouts are not started (``not_started``), so a run
+against an unreachable server ends after one round of retries instead of one per rollout.
+A rollout whose first model call was refused (``model_error`` with no turn: a wrong key, model
+name or request parameter) is an error too, not a failed attempt of the agent.
 
 ``run.json`` (format ``agentpost.run/1``) summarises everything in the file: per task and
 agent the attempts finished and resolved (a HERO group), per agent the resolution rate.
@@ -30,7 +35,7 @@ import orjson
 
 from agentpost import __version__
 from agentpost.agent.loop import AgentLoop, LoopConfig
-from agentpost.agent.model import Model
+from agentpost.agent.model import Model, ModelUnavailable
 from agentpost.errors import InputError
 from agentpost.sandbox.base import Backend
 from agentpost.tasks.evaluate import evaluate, prepare, spec_for
@@ -67,6 +72,7 @@ class RunResult:
     skipped: int = 0
     errors: list[dict[str, str]] = field(default_factory=list)
     budget_stopped: list[str] = field(default_factory=list)  # rollout ids, not written
+    not_started: list[str] = field(default_factory=list)  # their agent's model is unavailable
 
 
 def finished_ids(path: Path) -> set[str]:
@@ -131,16 +137,31 @@ def run_groups(
     todo = [Rollout(t, a, i) for t in tasks for a in agents for i in range(attempts)]
     result = RunResult(skipped=sum(r.id in done for r in todo))
     lock = threading.Lock()
+    down: set[str] = set()  # labels of agents whose model is unavailable
     if on_plan:
         on_plan(len(todo) - result.skipped, result.skipped)
 
     def work(r: Rollout) -> None:
         traj, error = None, None
+        if r.agent.label in down:
+            with lock:
+                result.not_started.append(r.id)
+            if on_done:
+                on_done(r, None)
+            return
         if not result.budget_stopped:  # once a budget is spent, start no more rollouts
             try:
                 traj = rollout_one(r, backend, loop, run_id)
             except Exception as e:  # recorded and counted; a rerun retries it
                 error = f"{type(e).__name__}: {e}"
+                if isinstance(e, ModelUnavailable):
+                    down.add(r.agent.label)
+        if (
+            traj is not None
+            and traj.metadata.get("exit_status") == "model_error"
+            and not traj.turns
+        ):
+            error, traj = f"the model never answered: {traj.metadata.get('error')}", None
         with lock:
             if error is not None:
                 result.errors.append({"rollout": r.id, "error": error})
@@ -203,6 +224,7 @@ def write_summary(
             "skipped": result.skipped,
             "errors": result.errors,
             "budget_stopped": result.budget_stopped,
+            "not_started": result.not_started,
         },
         **summarize(rows),
         **extra,

@@ -98,6 +98,12 @@ def efficiency(
     for f in files:
         _check_file(f)
         trajs += read_jsonl(f)
+    models = sorted({t.model for t in trajs if t.model})
+    if baseline is not None and baseline not in models:  # else rel.cost is silently all "-"
+        known = ", ".join(models[:8]) + (", ..." if len(models) > 8 else "")
+        raise InputError(
+            None, "--baseline", f"no trajectory of model {baseline!r} (models: {known})"
+        )
     doc = analyze(
         trajs,
         repeat_window=_window(repeat_window),
@@ -125,7 +131,7 @@ def efficiency(
 @hero_app.command("advantages", no_args_is_help=True)
 def advantages(
     groups_file: Path = typer.Argument(
-        ..., help='{"rollouts": [{"group","resolved","tokens","turns":[{"entropy","tokens"}]}]}'
+        ..., help="One JSON document of rollouts grouped by task (shape above)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
     ablation: str | None = typer.Option(
@@ -137,8 +143,14 @@ def advantages(
 ) -> None:
     """Per-turn HERO advantages and the gate of each rollout's group.
 
-    JSON: {"rollouts": [{"group", "turn_advantages": [...], "gate", "p", "resolved", "tokens"}],
-    "clipped_fraction"}, one advantage per turn (all tokens of a turn share it)."""
+    Input, one JSON document (not JSONL; `agentpost demo` writes one as hero_groups.json):
+
+    {"rollouts": [{"group", "resolved", "tokens", "turns": [{"entropy", "tokens"}]}]}
+
+    Output with --json, one advantage per turn (all tokens of a turn share it):
+
+    {"rollouts": [{"group", "turn_advantages", "gate", "p", "resolved", "tokens"}], ...}
+    """
     from agentpost.efficiency.advantage import batch_from_json, hero_advantages
     from agentpost.efficiency.config import HeroConfig
 
@@ -148,7 +160,10 @@ def advantages(
     except (UnicodeDecodeError, OSError) as e:
         raise InputError(groups_file, None, f"cannot read: {e}") from None
     except json.JSONDecodeError as e:
-        raise InputError(groups_file, f"line {e.lineno}", f"invalid JSON: {e.msg}") from None
+        hint = ""
+        if e.msg == "Extra data":  # JSONL, e.g. canonical trajectories
+            hint = ' (expected one JSON document {"rollouts": [...]}, not JSONL; see --help)'
+        raise InputError(groups_file, f"line {e.lineno}", f"invalid JSON: {e.msg}{hint}") from None
     name = _ablation(ablation)
     if tau is not None and not 0.0 <= tau <= 1.0:
         raise InputError(None, "--tau", f"expected a number in [0, 1], got {tau}")

@@ -49,12 +49,16 @@ def replay_command(
     backend: str = typer.Option("bwrap", "--backend", help="Sandbox backend."),
     call_timeout: float = typer.Option(120.0, "--call-timeout", help="Seconds per replayed call."),
 ) -> None:
-    """Replay a trajectory's actions in a fresh sandbox and run the task's evaluator; print
-    {status, reward, resolved, calls_replayed, fidelity}. Exit 1 unless status is ok."""
+    """Replay a trajectory's actions in a fresh sandbox and run the task's evaluator.
+
+    Prints {status, reward, resolved, calls_replayed, fidelity}; exits 1 unless status is ok.
+    """
     from agentpost.sandbox.registry import get_backend
     from agentpost.tasks.loader import load_task
     from agentpost.verification.replay import parse_upto, replay
 
+    if call_timeout <= 0:  # every call would time out at once and the replay still say "ok"
+        raise InputError(None, "--call-timeout", f"must be positive, got {call_timeout}")
     task = load_task(task_dir)
     traj = _pick(trajectories, traj_id, fmt)
     point = parse_upto(upto) if upto is not None else None
@@ -78,8 +82,20 @@ def replay_command(
             f"calls_replayed={out['calls_replayed']} exit_match={fid.get('exit_code_match')} "
             f"similarity={fid.get('text_similarity')}"
         )
+        if result.status != "ok":
+            typer.echo(_why(out))
     if result.status != "ok":
         raise typer.Exit(1)
+
+
+def _why(out: dict) -> str:
+    """The reason line under a replay that is not ok: its message and, if a call failed,
+    which one (the JSON output holds both; the one-line summary alone says nothing)."""
+    call = out.get("failed_call") or {}
+    where = (
+        f" (step {call.get('step')} call {call.get('call')}, {call.get('kind')})" if call else ""
+    )
+    return f"  why: {out.get('message') or 'no message'}{where}"
 
 
 def _version() -> str:

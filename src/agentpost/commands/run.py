@@ -182,6 +182,11 @@ def _print_summary(summary: dict, result) -> None:
     console.print(table)
     for e in result.errors[:10]:
         console.print(f"[red]error[/red] {e['rollout']}: {e['error']}")
+    if result.not_started:
+        console.print(
+            f"model unavailable: {len(result.not_started)} rollouts not started "
+            "(not written; check --base-url and the server, then rerun to continue)"
+        )
     if result.budget_stopped:
         console.print(
             f"budget spent: {len(result.budget_stopped)} rollouts stopped or not started "

@@ -28,8 +28,10 @@ def exec_command(
     backend: str = typer.Option("bwrap", "--backend", help="Sandbox backend: bwrap or docker."),
     image: str | None = typer.Option(None, "--image", help="Image (docker backend only)."),
 ) -> None:
-    """Run CMD in a fresh sandbox; print {exit_code, stdout, stderr, timed_out, duration_s,
-    truncated}."""
+    """Run CMD in a fresh sandbox.
+
+    Prints {exit_code, stdout, stderr, timed_out, duration_s, truncated}.
+    """
     from agentpost.sandbox.base import SandboxSpec
     from agentpost.sandbox.registry import get_backend
 

@@ -44,7 +44,10 @@ def metrics_cmd(
         try:
             recs.extend(M.from_dicts([row]))
         except ValueError as e:
-            raise InputError(records, f"line {n}", f"bad metric record: {e}") from None
+            hint = ""
+            if str(row.get("format", "")).startswith("agentpost.trajectory/"):
+                hint = " (a trajectory; `agentpost diagnose` writes records.jsonl from these)"
+            raise InputError(records, f"line {n}", f"bad metric record: {e}{hint}") from None
     if not recs:
         raise InputError(records, None, "no metric records")
     if ica_population not in M.POPULATIONS:

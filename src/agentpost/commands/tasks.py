@@ -22,7 +22,7 @@ def _suite_dir(suite: str) -> Path:
     path = Path(suite)
     if path.is_dir():
         return path
-    if "/" not in suite:
+    if "/" not in suite and not path.exists():
         return bundled_suite_path(suite)  # a bundled suite by name, e.g. "terminal"
     raise InputError(suite, None, "not a directory")
 
@@ -74,8 +74,10 @@ def check_command(
     backend: str = typer.Option("bwrap", "--backend", help="Sandbox backend."),
     task_id: list[str] = typer.Option([], "--id", help="Only these task ids (repeatable)."),
 ) -> None:
-    """Run each task's oracle, a no-op and its wrong solutions in fresh sandboxes; exit 1 unless
-    every task scores oracle 1, no-op 0, wrong 0."""
+    """Run each task's oracle, a no-op and its wrong solutions in fresh sandboxes.
+
+    Exits 1 unless every task scores oracle 1, no-op 0, wrong 0.
+    """
     from agentpost.tasks.check import check_suite
     from agentpost.tasks.loader import load_suite
 

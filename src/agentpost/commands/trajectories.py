@@ -29,8 +29,10 @@ def import_cmd(
     ),
     keep_raw: bool = typer.Option(False, "--keep-raw", help="Keep the source records in `raw`."),
 ) -> None:
-    """Import trajectories into one canonical JSONL file. Bad files are listed on stderr and
-    make the exit status 1; the good ones are still written."""
+    """Import trajectories into one canonical JSONL file.
+
+    Bad files are listed on stderr and make the exit status 1; the good ones are still written.
+    """
     from agentpost.errors import InputError
     from agentpost.trajectory.importers import get_importer
     from agentpost.trajectory.importing import SUFFIXES, ImportReport, iter_files, iter_import
@@ -47,7 +49,7 @@ def import_cmd(
 
     def counted():
         for t in iter_import(files, report, fmt, keep_raw):
-            key = t.source.format if t.source else "?"
+            key = t.source.format if t.source else "agentpost"  # written by agentpost itself
             formats[key] = formats.get(key, 0) + 1
             yield t
 

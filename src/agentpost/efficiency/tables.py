@@ -81,7 +81,8 @@ def print_efficiency(doc: dict) -> None:
                 [
                     f"{_fmt(r['model'])} / {_fmt(r['task_id'])}",
                     str(r["rollouts"]),
-                    str(r["variation"]["n_resolved"]),
+                    # no known outcome in the group: "-", as R% says, not a resolved count of 0
+                    "-" if r["resolution_rate"] is None else str(r["variation"]["n_resolved"]),
                     _fmt(r["trs"], ".1f"),
                     _fmt(r["variation"]["cmax_cmin"], ".2f"),
                     _fmt(r["variation"]["p90_p10"], ".2f"),

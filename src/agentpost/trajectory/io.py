@@ -92,7 +92,13 @@ def _bad_json(path: Path, lineno: int, line: bytes, e: orjson.JSONDecodeError) -
     nul = line.find(b"\x00")
     if nul >= 0:
         return InputError(path, f"line {lineno} column {nul + 1}", "binary data, not JSON")
-    return InputError(path, f"line {lineno} column {e.colno}", f"invalid JSON: {e.msg}")
+    hint = ""
+    if lineno == 1 and line.strip() in (b"{", b"["):  # a pretty-printed document, e.g. a raw log
+        hint = (
+            f" (a multi-line JSON document, not {FORMAT} JSONL;"
+            " convert logs with `agentpost import`)"
+        )
+    return InputError(path, f"line {lineno} column {e.colno}", f"invalid JSON: {e.msg}{hint}")
 
 
 def iter_jsonl(path: str | Path) -> Iterator[Trajectory]:

@@ -42,14 +42,17 @@ def read_rows(path: Path) -> list[tuple[int, dict]]:
     try:
         lines = Path(path).read_bytes().splitlines()
     except OSError as e:
-        raise InputError(path, None, f"cannot read: {e}") from None
+        raise InputError(path, None, f"cannot read: {e.strerror}") from None
     out = []
     for n, line in enumerate(lines, start=1):
         if line.strip():
             try:
                 row = orjson.loads(line)
             except orjson.JSONDecodeError as e:
-                raise InputError(path, f"line {n}", f"invalid JSON: {e}") from None
+                hint = ""
+                if n == 1 and line.strip() in (b"{", b"["):  # e.g. metrics.json, not records
+                    hint = " (a multi-line JSON document; this command reads JSONL)"
+                raise InputError(path, f"line {n}", f"invalid JSON: {e.msg}{hint}") from None
             if not isinstance(row, dict):
                 raise InputError(path, f"line {n}", "expected a JSON object")
             out.append((n, row))

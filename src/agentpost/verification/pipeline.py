@@ -229,7 +229,16 @@ def diagnose(
             "usage": panel.ledger.summary(),
         },  # fmt: skip
         "panel": agreement_stats(decisions, len(panel.judges)),
-        "replay": {"status": dict(Counter(r.get("status") for r in replays.values()))},
+        "replay": {
+            "status": dict(Counter(r.get("status") for r in replays.values())),
+            "missing_tasks": sorted(
+                {
+                    trajs[i].task_id or "(no task id)"
+                    for i, r in replays.items()
+                    if r["status"] == "task_missing"
+                }
+            ),
+        },
         "metrics": M.compute(
             records, ica_population=opts.ica_population, n_boot=opts.n_boot, seed=opts.seed
         ),

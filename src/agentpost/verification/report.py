@@ -59,6 +59,11 @@ def _incomplete(doc: dict[str, Any]) -> list[str]:
     if retry:
         out.append(f"INCOMPLETE: {retry} replays could not run (infrastructure error or task "
                    "missing from the suite); their y_c is null.")  # fmt: skip
+    missing = doc["replay"].get("missing_tasks") or []
+    if missing:
+        shown = ", ".join(repr(t) for t in missing[:5]) + (", ..." if len(missing) > 5 else "")
+        out.append(f"Tasks not in the suite ({len(missing)}): {shown}; pass the suite that holds "
+                   "them with --tasks.")  # fmt: skip
     return out
 
 

@@ -11,6 +11,7 @@ Layer: io.
 from __future__ import annotations
 
 import importlib
+import re
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -49,6 +50,10 @@ def get_importer(name: str) -> ModuleType:
     raise InputError(None, None, f"unknown format {name!r} (known: {known}; or a dotted path)")
 
 
+# agentpost's own documents start with their format: {"format": "agentpost.run/1", ...}
+_OWN_FORMAT = re.compile(rb'\{\s*"format"\s*:\s*"(agentpost\.[^"]{1,80})"')
+
+
 class _Head:
     """The first bytes of a file, searched for ``"key": value`` markers."""
 
@@ -66,7 +71,15 @@ class _Head:
 
 
 def _companion(name: str, h: _Head) -> None:
-    """Raise ``NotATrajectory`` for files that sit beside trajectories but are not ones."""
+    """Raise ``NotATrajectory`` for files that sit beside trajectories but are not ones
+    (including agentpost's own outputs, so a run or demo folder imports cleanly)."""
+    own = _OWN_FORMAT.match(h.first)
+    if own and not own.group(1).startswith(b"agentpost.trajectory/"):
+        raise NotATrajectory(f"agentpost output ({own.group(1).decode()}), not a trajectory")
+    if name == "judge_answers.jsonl" and h.has(b"judge") and h.has(b"case_id"):
+        raise NotATrajectory("agentpost diagnose judge answers, not a trajectory")
+    if name in ("grades.jsonl", "labels.jsonl") and h.has(b"func") and h.has(b"sec"):
+        raise NotATrajectory("agentpost security grades, not a trajectory")
     if name.endswith((".yaml", ".yml")):
         if b"instances_by_exit_status" in h.near:
             raise NotATrajectory("mini-swe-agent exit-status index")
