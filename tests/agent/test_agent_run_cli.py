@@ -93,7 +93,8 @@ def test_ctrl_c_lets_rollouts_in_flight_finish_and_starts_no_more(tmp_path: Path
         time.sleep(0.01)
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=30)
-    assert proc.returncode != 0 and "Traceback" not in stderr
+    assert proc.returncode == 130 and "Traceback" not in stderr
+    assert "run the same command again to resume" in stderr
     ids = _ids(tmp_path)
     assert 1 <= len(ids) <= 2 < 6  # the one written, at most the one in flight: the rest never ran
     assert path.read_bytes().endswith(b"\n")

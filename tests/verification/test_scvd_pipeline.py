@@ -316,7 +316,8 @@ def test_diagnose_cli_shows_progress_and_the_summary(tmp_path) -> None:
     out = subprocess.run([AGENTPOST, "diagnose", "t.jsonl", "-o", "run", "--n-boot", "20"],
                          cwd=tmp_path, capture_output=True, text=True, check=True)  # fmt: skip
     assert "annotate" in out.stderr and "100%" in out.stderr  # the rich progress bars
-    assert out.stderr.endswith((tmp_path / "run/summary.md").read_text())
+    summary = (tmp_path / "run/summary.md").read_text()
+    assert out.stdout.startswith(summary) and "metrics.json" in out.stdout.splitlines()[-1]
     assert {p.name for p in (tmp_path / "run").iterdir()} >= {
         "metrics.json",
         "records.jsonl",

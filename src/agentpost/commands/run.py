@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from pathlib import Path
 
 import typer
@@ -128,10 +129,18 @@ def run(
     )  # fmt: skip
     run_id = hashlib.sha256(json.dumps(args, sort_keys=True, default=str).encode()).hexdigest()[:12]
     total = len(task_list) * len(agents) * attempts
-    result = _with_progress(total, lambda done, plan: run_groups(
-        task_list, agents, attempts=attempts, out_dir=out, backend=box, loop=loop,
-        concurrency=concurrency, run_id=run_id, on_done=done, on_plan=plan,
-    ))  # fmt: skip
+    try:
+        result = _with_progress(total, lambda done, plan: run_groups(
+            task_list, agents, attempts=attempts, out_dir=out, backend=box, loop=loop,
+            concurrency=concurrency, run_id=run_id, on_done=done, on_plan=plan,
+        ))  # fmt: skip
+    except KeyboardInterrupt:
+        print(
+            f"interrupted: finished rollouts are kept in {out}; run the same command again to "
+            "resume",
+            file=sys.stderr,
+        )
+        raise typer.Exit(130) from None
     extra = {"ledger": transport.ledger.summary()} if transport else {}
     summary = write_summary(out, args, result, extra)
     _print_summary(summary, result)

@@ -177,7 +177,8 @@ def diagnose_cmd(
         "backend": backend,
     }
     diagnose(trajs, load_suite(suite), panel, out, opts, args)
-    sys.stderr.write((out / "summary.md").read_text())
+    sys.stdout.write((out / "summary.md").read_text())
+    print(f"wrote {out / 'metrics.json'}, {out / 'records.jsonl'} and {out / 'summary.md'}")
 
 
 def register(app: typer.Typer) -> None:
