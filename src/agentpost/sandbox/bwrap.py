@@ -57,12 +57,12 @@ from agentpost.sandbox.bwrap_parts import (
     wait_exit,
 )
 from agentpost.sandbox.capture import run_capped
-from agentpost.sandbox.hostfs import Layout, prune_stale
+from agentpost.sandbox.hostfs import HostDirFiles, Layout, prune_stale
 
 _NOT_MIRRORED = {"/proc", "/dev", "/tmp", "/run", "/root"}
 
 
-class BwrapSandbox:
+class BwrapSandbox(HostDirFiles):
     """One sandbox: a host directory holding its writable dirs, and a bwrap command line."""
 
     def __init__(self, backend: BwrapBackend, spec: SandboxSpec):
@@ -186,18 +186,6 @@ class BwrapSandbox:
             except OSError:  # already gone (setup failed), or no pidfd support
                 pidfd = None
         return proc, pidfd
-
-    def put(self, path: str, data: bytes, mode: int = 0o644) -> None:
-        self.fs.write(path, data, mode)
-
-    def put_dir(self, host_dir: str, path: str) -> None:
-        self.fs.write_tree(host_dir, path)
-
-    def get(self, path: str) -> bytes:
-        return self.fs.read(path)
-
-    def snapshot(self, dest: str | None = None) -> Snapshot:
-        return Snapshot(path=self.layout.snapshot(dest), spec=self.spec)
 
     def close(self) -> None:
         if not self.closed:

@@ -26,7 +26,7 @@ import uuid
 from agentpost.errors import InfraError
 from agentpost.sandbox.base import ExecResult, SandboxSpec, Snapshot
 from agentpost.sandbox.capture import kill_group, run_capped
-from agentpost.sandbox.hostfs import Layout
+from agentpost.sandbox.hostfs import HostDirFiles, Layout
 
 DEFAULT_IMAGE = "python:3.11-slim"
 # Keeps the container up; any sleep works (busybox has no `sleep infinity`), and the sweep
@@ -40,7 +40,7 @@ _SWEEP = (
 )
 
 
-class DockerSandbox:
+class DockerSandbox(HostDirFiles):
     def __init__(self, backend: DockerBackend, spec: SandboxSpec):
         self.spec = spec
         self.backend = backend
@@ -109,18 +109,6 @@ class DockerSandbox:
 
     def _sweep(self) -> None:
         self.backend.cli("exec", self.name, "sh", "-c", _SWEEP, timeout_s=60, check=False)
-
-    def put(self, path: str, data: bytes, mode: int = 0o644) -> None:
-        self.fs.write(path, data, mode)
-
-    def put_dir(self, host_dir: str, path: str) -> None:
-        self.fs.write_tree(host_dir, path)
-
-    def get(self, path: str) -> bytes:
-        return self.fs.read(path)
-
-    def snapshot(self, dest: str | None = None) -> Snapshot:
-        return Snapshot(path=self.layout.snapshot(dest), spec=self.spec)
 
     def close(self) -> None:
         if not self.closed:

@@ -24,6 +24,8 @@ import stat
 import tarfile
 import tempfile
 
+from agentpost.sandbox.base import SandboxSpec, Snapshot
+
 _MAX_HOPS = 40
 
 
@@ -276,3 +278,23 @@ def _force_remove_under(root: str):
             func(path)
 
     return handler
+
+
+class HostDirFiles:
+    """put/put_dir/get/snapshot for a backend whose writable dirs live in a host ``Layout``
+    (bwrap binds them, docker mounts them): file access never goes through the sandbox."""
+
+    layout: Layout
+    spec: SandboxSpec
+
+    def put(self, path: str, data: bytes, mode: int = 0o644) -> None:
+        self.layout.fs.write(path, data, mode)
+
+    def put_dir(self, host_dir: str, path: str) -> None:
+        self.layout.fs.write_tree(host_dir, path)
+
+    def get(self, path: str) -> bytes:
+        return self.layout.fs.read(path)
+
+    def snapshot(self, dest: str | None = None) -> Snapshot:
+        return Snapshot(path=self.layout.snapshot(dest), spec=self.spec)
