@@ -29,6 +29,10 @@ def test_registry_names_the_backends():
     assert get_backend("agentpost.sandbox.bwrap:BwrapBackend").name == "bwrap"
     with pytest.raises(ValueError, match="unknown sandbox backend"):
         get_backend("lxc")
+    with pytest.raises(ValueError, match="cannot load sandbox backend 'no_such_mod:X'"):
+        get_backend("no_such_mod:X")
+    with pytest.raises(ValueError, match="cannot load sandbox backend"):
+        get_backend("agentpost.sandbox.bwrap:NoSuchClass")
 
 
 def test_exec_runs_in_workdir_as_root_with_clean_env(box, monkeypatch):

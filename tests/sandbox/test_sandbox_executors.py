@@ -58,6 +58,10 @@ def test_local_executor_respects_the_limit():
     assert peak == 3
     with pytest.raises(ValueError):
         LocalExecutor(max_workers=0)
+    with pytest.raises(ValueError, match="unknown executor 'slurm'"):
+        get_executor("slurm")
+    with pytest.raises(ValueError, match="cannot load executor"):
+        get_executor("no_such_mod:Executor")
 
 
 def _square_or_fail(n: int) -> int:

@@ -112,10 +112,6 @@ EXECUTORS = {
 
 def get_executor(name: str = "local", **kwargs) -> Executor:
     """An executor by name (``local`` or ``ray``), or a ``package.module:Class`` path."""
-    import importlib
+    from agentpost.sandbox.registry import load_named
 
-    target = EXECUTORS.get(name, name)
-    if ":" not in target:
-        raise ValueError(f"unknown executor {name!r}; choose from {sorted(EXECUTORS)}")
-    module, cls = target.split(":", 1)
-    return getattr(importlib.import_module(module), cls)(**kwargs)
+    return load_named(EXECUTORS, name, "executor", **kwargs)

@@ -15,10 +15,21 @@ BACKENDS = {
 }
 
 
+def load_named(table: dict[str, str], name: str, what: str, **kwargs):
+    """An instance of ``table[name]``, or of ``name`` itself when it is a ``module:Class`` path.
+    Raises ``ValueError`` naming ``what`` for a name that is neither, or a path that does not
+    import."""
+    target = table.get(name, name)
+    if ":" not in target:
+        raise ValueError(f"unknown {what} {name!r}; choose from {sorted(table)}")
+    module, cls = target.split(":", 1)
+    try:
+        factory = getattr(importlib.import_module(module), cls)
+    except (ImportError, AttributeError) as e:
+        raise ValueError(f"cannot load {what} {name!r}: {e}") from None
+    return factory(**kwargs)
+
+
 def get_backend(name: str = "bwrap", **kwargs) -> Backend:
     """A backend instance: ``bwrap``, ``docker``, or a ``package.module:Class`` path."""
-    target = BACKENDS.get(name, name)
-    if ":" not in target:
-        raise ValueError(f"unknown sandbox backend {name!r}; choose from {sorted(BACKENDS)}")
-    module, cls = target.split(":", 1)
-    return getattr(importlib.import_module(module), cls)(**kwargs)
+    return load_named(BACKENDS, name, "sandbox backend", **kwargs)
