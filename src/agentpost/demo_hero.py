@@ -15,11 +15,9 @@ from __future__ import annotations
 from typing import Any
 
 from agentpost import __version__
-from agentpost.efficiency.advantage import batch_from_json, hero_advantages
 from agentpost.efficiency.config import HeroConfig
+from agentpost.efficiency.document import advantages_document
 from agentpost.trajectory.model import Trajectory
-
-FORMAT = "agentpost.hero-advantages/1"
 
 
 def groups_from(trajs: list[Trajectory], eff_rows: list[dict[str, Any]]) -> tuple[dict, bool]:
@@ -60,23 +58,8 @@ def preview(groups: dict[str, Any], has_entropy: bool, cfg: HeroConfig | None = 
     """Per-turn advantages and gates, in the ``agentpost hero advantages`` output format."""
     cfg = cfg or HeroConfig()
     ablation = None if has_entropy else "no_fine"
-    kwargs = (cfg if has_entropy else cfg.with_ablation(ablation)).kwargs()
-    batch = batch_from_json(groups)
-    a = hero_advantages(batch, **kwargs)
-    rollouts = []
-    for i, (g, src) in enumerate(zip(batch.group, groups["rollouts"], strict=True)):
-        rollouts.append(
-            {
-                "group": batch.group_ids[g],
-                "id": src["id"],
-                "agent": src["agent"],
-                "resolved": src["resolved"],
-                "tokens": src["tokens"],
-                "turn_advantages": a.turn[batch.turn_rollout == i].tolist(),
-                "gate": float(a.gate[g]),
-                "p": float(a.p[g]),
-            }
-        )
+    if not has_entropy:
+        cfg = cfg.with_ablation(ablation)
     note = (
         None
         if has_entropy
@@ -85,14 +68,9 @@ def preview(groups: dict[str, Any], has_entropy: bool, cfg: HeroConfig | None = 
             "hold the resolution and outcome-calibrated efficiency terms only"
         )
     )
-    return {
-        "format": FORMAT,
-        "producer": {
-            "name": "agentpost.hero.advantages",
-            "version": __version__,
-            "args": {"ablation": ablation, **kwargs, "groups": "one per task"},
-        },
-        "note": note,
-        "rollouts": rollouts,
-        "clipped_fraction": a.clipped_fraction(batch),
+    producer = {
+        "name": "agentpost.hero.advantages",
+        "version": __version__,
+        "args": {"ablation": ablation, **cfg.kwargs(), "groups": "one per task"},
     }
+    return advantages_document(groups, cfg, producer=producer, note=note, carried=("id", "agent"))

@@ -151,8 +151,8 @@ def advantages(
 
     {"rollouts": [{"group", "turn_advantages", "gate", "p", "resolved", "tokens"}], ...}
     """
-    from agentpost.efficiency.advantage import batch_from_json, hero_advantages
     from agentpost.efficiency.config import HeroConfig
+    from agentpost.efficiency.document import advantages_document
 
     _check_file(groups_file)
     try:
@@ -171,34 +171,15 @@ def advantages(
         raise InputError(None, "--lam", f"expected a number >= 0, got {lam}")
     given = {k: v for k, v in (("tau", tau), ("lam", lam)) if v is not None}
     cfg = HeroConfig(seed=seed, **given).with_ablation(name)
+    producer = {
+        "name": "agentpost.hero.advantages",
+        "version": _version(),
+        "args": {"input": str(groups_file), "ablation": name, **cfg.kwargs()},
+    }
     try:
-        batch = batch_from_json(data)
+        doc = advantages_document(data, cfg, producer=producer)
     except ValueError as e:
         raise InputError(groups_file, None, str(e)) from None
-    a = hero_advantages(batch, **cfg.kwargs())
-    rollouts = []
-    for i, (g, src) in enumerate(zip(batch.group, data["rollouts"], strict=True)):
-        rollouts.append(
-            {
-                "group": batch.group_ids[g],
-                **({"id": src["id"]} if "id" in src else {}),
-                "resolved": bool(batch.resolved[i]),
-                "tokens": float(batch.tokens[i]),
-                "turn_advantages": a.turn[batch.turn_rollout == i].tolist(),
-                "gate": float(a.gate[g]),
-                "p": float(a.p[g]),
-            }
-        )
-    doc = {
-        "format": "agentpost.hero-advantages/1",
-        "producer": {
-            "name": "agentpost.hero.advantages",
-            "version": _version(),
-            "args": {"input": str(groups_file), "ablation": name, **cfg.kwargs()},
-        },
-        "rollouts": rollouts,
-        "clipped_fraction": a.clipped_fraction(batch),
-    }
     if as_json:
         typer.echo(json.dumps(doc))
     else:
