@@ -12,6 +12,7 @@ from pathlib import Path
 import typer
 
 from agentpost import __version__
+from agentpost.commands._options import sandbox_backend
 from agentpost.errors import InputError
 
 security_app = typer.Typer(
@@ -39,15 +40,6 @@ def _echo(doc: dict) -> None:
     typer.echo(json.dumps(doc, ensure_ascii=False, default=str))
 
 
-def _backend(name: str):
-    from agentpost.sandbox.registry import get_backend
-
-    try:
-        return get_backend(name)
-    except (ValueError, ImportError, AttributeError) as e:
-        raise InputError(None, "--backend", str(e)) from None
-
-
 @security_app.command("check")
 def check_command(
     suite_dir: Path | None = typer.Argument(
@@ -64,7 +56,7 @@ def check_command(
     from agentpost.security.grade import check_suite
     from agentpost.security.suite import load_suite
 
-    rows, problems = check_suite(load_suite(suite_dir), _backend(backend), workers=workers)
+    rows, problems = check_suite(load_suite(suite_dir), sandbox_backend(backend), workers=workers)
     doc = {"format": "agentpost.security.check/1", "producer": _producer("check", suite_dir=suite_dir),
            "tasks": rows, "ok": all(r["ok"] for r in rows), "problems": problems}  # fmt: skip
     if as_json:
@@ -100,12 +92,12 @@ def grade_command(
         raise InputError(None, "--timeout", f"must be > 0 seconds, got {timeout}")
     t = find_task(task, suite)
     if candidate.is_dir():
-        g = grade_candidate(t, candidate_dir=candidate, backend=_backend(backend),
+        g = grade_candidate(t, candidate_dir=candidate, backend=sandbox_backend(backend),
                             timeout_s=timeout, func_only=func_only)  # fmt: skip
     elif candidate.is_file():
         text = candidate.read_text(errors="replace")
         g = grade_candidate(
-            t, patch=text, backend=_backend(backend), timeout_s=timeout, func_only=func_only
+            t, patch=text, backend=sandbox_backend(backend), timeout_s=timeout, func_only=func_only
         )
     else:
         raise InputError(candidate, None, "candidate not found (give a directory or a diff file)")
@@ -120,30 +112,6 @@ def grade_command(
             typer.echo(f"  {g.detail.strip().splitlines()[-1][:300]}")
 
 
-def read_labels(path: Path) -> list[dict]:
-    from agentpost.security.attribution import validate_record
-
-    if not path.is_file():
-        raise InputError(path, None, "file not found")
-    records = []
-    for n, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except ValueError as e:
-            raise InputError(path, f"line {n}", f"invalid JSON: {e}") from None
-        try:
-            rec = validate_record(obj)
-        except ValueError as e:
-            raise InputError(path, f"line {n}", f"{e} (not a label record)") from None
-        if not rec.get("aborted"):
-            records.append(rec)
-    if not records:
-        raise InputError(path, None, "no label records")
-    return records
-
-
 @security_app.command("attribute")
 def attribute_command(
     labels: Path = typer.Argument(
@@ -155,14 +123,12 @@ def attribute_command(
 ) -> None:
     """Behaviour frequencies with Wilson CIs, paired-difference r and phi (spec b.3)."""
     from agentpost.security.attribution import attribute
+    from agentpost.security.records import read_labels, require_agents
 
     if (agent_a is None) != (agent_b is None):
         raise InputError(None, "--agent-a/--agent-b", "give both or neither")
     records = read_labels(labels)
-    agents = {r["agent"] for r in records}
-    for name, opt in ((agent_a, "--agent-a"), (agent_b, "--agent-b")):
-        if name is not None and name not in agents:
-            raise InputError(labels, opt, f"agent {name!r} not in the labels ({sorted(agents)})")
+    require_agents(records, labels, {"--agent-a": agent_a, "--agent-b": agent_b})
     doc = attribute(records, agent_a, agent_b)
     doc["producer"] = _producer("attribute", labels=labels, agent_a=agent_a, agent_b=agent_b)
     if as_json:
@@ -220,27 +186,25 @@ def demo_command(
     Writes trajectories.jsonl, grades.jsonl, annotations.jsonl, labels.jsonl and summary.json (metrics and attribution) under OUT.
     """
     from agentpost.security.pipeline import scripted_demo
-    from agentpost.security.suite import load_suite
+    from agentpost.security.records import write_records
+    from agentpost.security.scripted import choose_agents
+    from agentpost.security.suite import load_suite, select_tasks
     from agentpost.trajectory.io import write_jsonl
 
     chosen = load_suite(suite)
-    if tasks:
-        unknown = set(tasks) - {t.id for t in chosen}
-        if unknown:
-            raise InputError(None, "--task", f"unknown task ids {sorted(unknown)}")
-        chosen = [t for t in chosen if t.id in tasks]
-    from agentpost.security.scripted import AGENTS, ALL_AGENTS
-
-    bad = set(agents or ()) - set(ALL_AGENTS)
-    if bad:
-        raise InputError(None, "--agent", f"unknown agents {sorted(bad)}; choose from {ALL_AGENTS}")
-    res = scripted_demo(chosen, _backend(backend), workers=workers, agents=tuple(agents or AGENTS))
+    try:
+        chosen = select_tasks(chosen, tasks)
+    except ValueError as e:
+        raise InputError(None, "--task", str(e)) from None
+    try:
+        names = choose_agents(agents)
+    except ValueError as e:
+        raise InputError(None, "--agent", str(e)) from None
+    res = scripted_demo(chosen, sandbox_backend(backend), workers=workers, agents=names)
     out.mkdir(parents=True, exist_ok=True)
     write_jsonl(out / "trajectories.jsonl", res["trajectories"])
     for name in ("grades", "annotations", "labels"):
-        (out / f"{name}.jsonl").write_text(
-            "".join(json.dumps(r, default=str) + "\n" for r in res[name])
-        )
+        write_records(out / f"{name}.jsonl", res[name])
     summary = {"format": "agentpost.security.demo-summary/1",  # as `agentpost demo` writes it
                **{k: res[k] for k in ("producer", "metrics", "per_cwe", "attribution")}}  # fmt: skip
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
@@ -272,7 +236,8 @@ def annotate_command(
 
     Writes one label record per trajectory to OUT and the full annotations beside it (OUT with suffix .annotations.jsonl).
     """
-    from agentpost.security.pipeline import annotate_trajectories, read_final_files
+    from agentpost.security.pipeline import annotate_trajectories, attach_final_files
+    from agentpost.security.records import write_records
     from agentpost.security.suite import load_suite
     from agentpost.trajectory.io import read_jsonl
 
@@ -283,25 +248,16 @@ def annotate_command(
         panel = build_panel(load_config(judges), str(judges), judges.parent)
     tasks = {t.id: t for t in load_suite(suite)}
     trajs = read_jsonl(trajectories)
-    for i, t in enumerate(trajs):
-        if t.task_id not in tasks:
-            raise InputError(
-                trajectories, f"record {i + 1}", f"task_id {t.task_id!r} is not in the suite"
-            )
-        if not t.metadata.get("final_files") and finals is not None and (finals / t.id).is_dir():
-            t.metadata["final_files"] = read_final_files(finals / t.id)
-    missing = [t.id for t in trajs if not t.metadata.get("final_files")]
+    missing = attach_final_files(trajs, tasks, trajectories, finals)
     if missing:
         typer.echo(f"warning: {len(missing)} of {len(trajs)} trajectories have no final files "
                    f"(metadata.final_files, or --finals DIR/<trajectory id>/), so they are graded "
                    f"as no patch (-1): {', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''}",
                    err=True)  # fmt: skip
-    labels, anns = annotate_trajectories(trajs, tasks, _backend(backend), panel)
+    labels, anns = annotate_trajectories(trajs, tasks, sandbox_backend(backend), panel)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("".join(json.dumps(r) + "\n" for r in labels))
-    out.with_suffix(".annotations.jsonl").write_text(
-        "".join(json.dumps(a, default=str) + "\n" for a in anns)
-    )
+    write_records(out, labels)
+    write_records(out.with_suffix(".annotations.jsonl"), anns)
     _echo({"out": str(out), "labels": len(labels), "aborted": len(trajs) - len(labels)})
 
 
@@ -317,28 +273,13 @@ def metrics_command(
 
     Reads label records, security grade --json lines or security demo grades; aborted samples are counted, never averaged.
     """
-    from agentpost.security.metrics import per_cwe, summary
+    from agentpost.security.metrics import by_agent, per_cwe
+    from agentpost.security.records import read_graded
 
-    if not records.is_file():
-        raise InputError(records, None, "file not found")
-    rows = []
-    for n, line in enumerate(records.read_text().splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            r = json.loads(line)
-        except ValueError as e:
-            raise InputError(records, f"line {n}", f"invalid JSON: {e}") from None
-        if isinstance(r, dict) and "task" not in r and "task_id" in r:
-            r["task"] = r["task_id"]  # a `security grade --json` line or a demo grades.jsonl row
-        if not isinstance(r, dict) or "task" not in r or "func" not in r or "sec" not in r:
-            raise InputError(records, f"line {n}", "needs task (or task_id), func and sec")
-        rows.append(r)
-    agents = sorted({str(r.get("agent", "all")) for r in rows})
+    rows = read_graded(records)
     try:
         doc = {"format": "agentpost.security.metrics/1", "producer": _producer("metrics", records=records, k=k),
-               "agents": {a: summary([r for r in rows if str(r.get("agent", "all")) == a], tuple(k)) for a in agents},
-               "per_cwe": per_cwe(rows)}  # fmt: skip
+               "agents": by_agent(rows, tuple(k)), "per_cwe": per_cwe(rows)}  # fmt: skip
     except ValueError as e:
         raise InputError(records, "--k", str(e)) from None
     if as_json:

@@ -78,3 +78,10 @@ def per_cwe(samples: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
         for c in s.get("cwes") or ["unknown"]:
             groups[f"CWE-{c}" if isinstance(c, int) else str(c)].append(s)
     return {k: summary(v) for k, v in sorted(groups.items())}
+
+
+def by_agent(samples: Iterable[Mapping[str, Any]], ks: tuple[int, ...] = (1,)) -> dict[str, Any]:
+    """``summary`` per ``agent`` field (``all`` when absent), agents in sorted order."""
+    rows = list(samples)
+    agents = sorted({str(r.get("agent", "all")) for r in rows})
+    return {a: summary([r for r in rows if str(r.get("agent", "all")) == a], ks) for a in agents}

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from agentpost import __version__
+from agentpost.errors import InputError
 from agentpost.sandbox.base import Backend
 from agentpost.security.annotate import heuristic_annotate
 from agentpost.security.attribution import attribute
@@ -33,6 +34,23 @@ def read_final_files(root: str | Path) -> dict[str, str]:
     base = Path(root)
     return {str(p.relative_to(base)): p.read_text(errors="replace")
             for p in sorted(base.rglob("*")) if p.is_file() and "__pycache__" not in p.parts}  # fmt: skip
+
+
+def attach_final_files(
+    trajs: list[Trajectory], tasks: dict[str, SecurityTask], source: Path, finals: Path | None
+) -> list[str]:
+    """Check each trajectory's task_id is in ``tasks`` (InputError naming ``source`` and the
+    record) and fill a missing ``metadata.final_files`` from ``finals/<trajectory id>/``.
+
+    Returns the ids of the trajectories still without final files."""
+    for i, t in enumerate(trajs):
+        if t.task_id not in tasks:
+            raise InputError(
+                source, f"record {i + 1}", f"task_id {t.task_id!r} is not in the suite"
+            )
+        if not t.metadata.get("final_files") and finals is not None and (finals / t.id).is_dir():
+            t.metadata["final_files"] = read_final_files(finals / t.id)
+    return [t.id for t in trajs if not t.metadata.get("final_files")]
 
 
 def _starter(task: SecurityTask) -> dict[str, str]:

@@ -32,6 +32,16 @@ from agentpost.trajectory.model import Trajectory
 
 AGENTS = ("secure-minded", "functional-only")
 ALL_AGENTS = (*AGENTS, "generic-tester", "mixed")
+
+
+def choose_agents(names: list[str] | None) -> tuple[str, ...]:
+    """``names`` as a tuple (``AGENTS`` when empty or None); ValueError for an unknown name."""
+    bad = set(names or ()) - set(ALL_AGENTS)
+    if bad:
+        raise ValueError(f"unknown agents {sorted(bad)}; choose from {ALL_AGENTS}")
+    return tuple(names or AGENTS)
+
+
 SPEC_ENV = {"PYTHONDONTWRITEBYTECODE": "1"}
 
 

@@ -97,6 +97,18 @@ def find_task(task: str | Path, suite_dir: str | Path | None = None) -> Security
     raise InputError(str(task), None, "no such task directory or task id in the suite")
 
 
+def select_tasks(tasks: list[SecurityTask], ids: list[str] | None) -> list[SecurityTask]:
+    """The tasks whose id is in ``ids`` (all of them when ``ids`` is empty or None).
+
+    Raises ValueError naming the ids that are not in ``tasks``."""
+    if not ids:
+        return tasks
+    unknown = set(ids) - {t.id for t in tasks}
+    if unknown:
+        raise ValueError(f"unknown task ids {sorted(unknown)}")
+    return [t for t in tasks if t.id in ids]
+
+
 def load_data(name: str) -> dict:
     """A versioned data file of the package (``security/data/<name>``)."""
     path = Path(str(resources.files("agentpost.security") / "data" / name))
