@@ -8,22 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from agentpost.tasks.check import check_suite
 from agentpost.tasks.loader import bundled_suite_path, load_suite
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-
-
-@pytest.fixture(scope="module")
-def backend():
-    from agentpost.sandbox.registry import get_backend
-
-    b = get_backend("bwrap")
-    if not b.available():
-        pytest.skip("bubblewrap sandbox not available")
-    return b
 
 
 def test_every_bundled_task_is_ok(backend) -> None:
@@ -71,7 +59,7 @@ def test_cli_tasks_check_flags_a_task_whose_wrong_solution_passes(backend, tmp_p
 
 def test_cli_tasks_check_bad_dir_is_one_line_error(tmp_path: Path) -> None:
     out = _cli("tasks", "check", str(tmp_path / "nope"), "--json")
-    assert out.returncode == 2 and out.stderr.count("\n") == 1 and "not a directory" in out.stderr
+    assert out.returncode == 2 and out.stderr.count("\n") == 1 and "not a task suite directory" in out.stderr
 
 
 def test_cli_tasks_on_a_file_in_the_cwd_says_not_a_directory(tmp_path: Path) -> None:
@@ -92,7 +80,7 @@ def test_cli_tasks_on_a_file_in_the_cwd_says_not_a_directory(tmp_path: Path) -> 
             timeout=60,
             cwd=tmp_path,
         )
-        assert (out.returncode, out.stderr) == (2, "error: notes.md: not a directory\n"), cmd
+        assert (out.returncode, out.stderr) == (2, "error: notes.md: not a task suite directory\n"), cmd
 
 
 def test_cli_tasks_check_on_a_terminal_bench_1_task(backend) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import typer
 
+from agentpost.commands._options import sandbox_backend
 from agentpost.errors import InputError
 
 
@@ -53,7 +54,6 @@ def replay_command(
 
     Prints {status, reward, resolved, calls_replayed, fidelity}; exits 1 unless status is ok.
     """
-    from agentpost.sandbox.registry import get_backend
     from agentpost.tasks.loader import load_task
     from agentpost.verification.replay import parse_upto, replay
 
@@ -62,10 +62,7 @@ def replay_command(
     task = load_task(task_dir)
     traj = _pick(trajectories, traj_id, fmt)
     point = parse_upto(upto) if upto is not None else None
-    try:
-        chosen = get_backend(backend)
-    except (ValueError, ImportError, AttributeError) as e:
-        raise InputError(None, "--backend", str(e)) from None
+    chosen = sandbox_backend(backend)
     result = replay(traj, task, upto=point, backend=chosen, call_timeout_s=call_timeout)
     out = result.to_json()
     out["producer"] = {

@@ -12,15 +12,14 @@ from pathlib import Path
 
 import typer
 
+from agentpost.commands._options import sandbox_backend, suite_dir
 from agentpost.errors import InputError
 
 
 def _tasks(tasks_dir: str, only: list[str] | None):
-    from agentpost.tasks.loader import bundled_suite_path, load_suite
+    from agentpost.tasks.loader import load_suite
 
-    path = Path(tasks_dir)
-    if not path.exists() and "/" not in tasks_dir:
-        path = bundled_suite_path(tasks_dir)  # a bundled suite by name, e.g. "terminal"
+    path = suite_dir(tasks_dir)
     tasks = load_suite(path)
     if only:
         missing = sorted(set(only) - {t.id for t in tasks})
@@ -109,7 +108,6 @@ def run(
     args = dict(locals())
     from agentpost.agent.loop import LoopConfig
     from agentpost.agent.run import run_groups, write_summary
-    from agentpost.sandbox.registry import get_backend
 
     if mode not in ("tools", "text"):
         raise InputError(None, "--mode", f"{mode!r}: choose tools or text")
@@ -117,10 +115,7 @@ def run(
         raise InputError(out, "-o", "not a directory")
     task_list = _tasks(tasks, task)
     agents, transport = _agents(model, base_url, policy, args)
-    try:
-        box = get_backend(backend)
-    except (ValueError, ImportError, AttributeError) as e:
-        raise InputError(None, "--backend", str(e)) from None
+    box = sandbox_backend(backend)
     if not box.available():
         raise InputError(None, "--backend", f"sandbox backend {backend!r} is not available here")
     loop = LoopConfig(

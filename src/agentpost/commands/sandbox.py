@@ -10,6 +10,7 @@ import os
 
 import typer
 
+from agentpost.commands._options import sandbox_backend
 from agentpost.errors import InputError
 
 sandbox_app = typer.Typer(help="Run commands in sandboxes.", no_args_is_help=True)
@@ -33,16 +34,12 @@ def exec_command(
     Prints {exit_code, stdout, stderr, timed_out, duration_s, truncated}.
     """
     from agentpost.sandbox.base import SandboxSpec
-    from agentpost.sandbox.registry import get_backend
 
     if workdir is not None and not os.path.isdir(workdir):
         raise InputError(workdir, "--workdir", "not a directory")
     if timeout <= 0:
         raise InputError(None, "--timeout", f"must be positive, got {timeout}")
-    try:
-        chosen = get_backend(backend)
-    except (ValueError, ImportError, AttributeError) as e:
-        raise InputError(None, "--backend", str(e)) from None
+    chosen = sandbox_backend(backend)
     spec = SandboxSpec(network=network, image=image, default_timeout_s=timeout)
     with chosen.create(spec) as box:
         if workdir is not None:

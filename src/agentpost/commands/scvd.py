@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 
+from agentpost.commands._options import sandbox_backend, suite_dir
 from agentpost.errors import InputError
 
 
@@ -132,24 +133,15 @@ def diagnose_cmd(
 ) -> None:
     """Annotate (3 judges), vote, replay each candidate, and compute the SCVD metrics."""
     from agentpost.judges.config import build_panel, load_config
-    from agentpost.sandbox.registry import get_backend
-    from agentpost.tasks.loader import bundled_suite_path, load_suite
+    from agentpost.tasks.loader import load_suite
     from agentpost.trajectory.io import read_jsonl
     from agentpost.verification.metrics import POPULATIONS
     from agentpost.verification.pipeline import DiagnoseOptions, diagnose
 
     if ica_population not in POPULATIONS:
         raise InputError(None, "--ica-population", f"choose from {POPULATIONS}")
-    try:
-        get_backend(backend)
-    except (ValueError, ImportError, AttributeError) as e:
-        raise InputError(None, "--backend", str(e)) from None
-    if Path(tasks).is_dir():
-        suite = Path(tasks)
-    elif "/" in tasks or Path(tasks).exists():
-        raise InputError(tasks, None, "not a task suite directory")
-    else:
-        suite = bundled_suite_path(tasks)
+    sandbox_backend(backend)
+    suite = suite_dir(tasks)
     for f in files:
         if not f.is_file():
             raise InputError(f, None, "no such trajectory file")

@@ -7,33 +7,13 @@ Layer: edges.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import typer
 
+from agentpost.commands._options import sandbox_backend, suite_dir
 from agentpost.errors import InputError
 
 tasks_app = typer.Typer(help="Harbor / Terminal-Bench task suites.", no_args_is_help=True)
-
-
-def _suite_dir(suite: str) -> Path:
-    from agentpost.tasks.loader import bundled_suite_path
-
-    path = Path(suite)
-    if path.is_dir():
-        return path
-    if "/" not in suite and not path.exists():
-        return bundled_suite_path(suite)  # a bundled suite by name, e.g. "terminal"
-    raise InputError(suite, None, "not a directory")
-
-
-def _backend(name: str):
-    from agentpost.sandbox.registry import get_backend
-
-    try:
-        return get_backend(name)
-    except (ValueError, ImportError, AttributeError) as e:
-        raise InputError(None, "--backend", str(e)) from None
 
 
 @tasks_app.command("list")
@@ -44,7 +24,7 @@ def list_command(
     """List the tasks of SUITE."""
     from agentpost.tasks.loader import load_suite
 
-    tasks = load_suite(_suite_dir(suite))
+    tasks = load_suite(suite_dir(suite))
     rows = [
         {
             "id": t.id,
@@ -81,13 +61,13 @@ def check_command(
     from agentpost.tasks.check import check_suite
     from agentpost.tasks.loader import load_suite
 
-    tasks = load_suite(_suite_dir(suite))
+    tasks = load_suite(suite_dir(suite))
     if task_id:
         unknown = sorted(set(task_id) - {t.id for t in tasks})
         if unknown:
             raise InputError(suite, "--id", f"unknown task ids: {', '.join(unknown)}")
         tasks = [t for t in tasks if t.id in task_id]
-    result = check_suite(tasks, _backend(backend), workers=workers)
+    result = check_suite(tasks, sandbox_backend(backend), workers=workers)
     if as_json:
         typer.echo(json.dumps(result))
     else:
