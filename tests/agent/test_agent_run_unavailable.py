@@ -26,20 +26,27 @@ def _closed_port_url() -> str:
     return f"http://127.0.0.1:{port}/v1"
 
 
+def _run_once(tasks, transport: OpenAITransport, out_dir: Path, **kw):
+    """One attempt per task by one agent ("m") in bwrap sandboxes, one rollout at a time."""
+    return run_groups(
+        tasks,
+        [Agent("m", lambda t: transport)],
+        attempts=1,
+        out_dir=out_dir,
+        backend=get_backend("bwrap"),
+        loop=LoopConfig(),
+        concurrency=1,
+        **kw,
+    )
+
+
 def test_unreachable_model_starts_no_more_rollouts(tmp_path: Path) -> None:
     cfg = TransportConfig(model="m", base_url=_closed_port_url(), backoff_s=0.01, max_retries=1)
     transport = OpenAITransport(cfg)
     tasks = load_suite(bundled_suite_path("terminal"))[:4]
     done = []
-    result = run_groups(
-        tasks,
-        [Agent("m", lambda t: transport)],
-        attempts=1,
-        out_dir=tmp_path,
-        backend=get_backend("bwrap"),
-        loop=LoopConfig(),
-        concurrency=1,
-        on_done=lambda r, traj: done.append((r.id, traj)),
+    result = _run_once(
+        tasks, transport, tmp_path, on_done=lambda r, traj: done.append((r.id, traj))
     )
     assert len(result.errors) == 1 and "ModelUnavailable" in result.errors[0]["error"]
     assert result.not_started == [f"{t.id}::m::0" for t in tasks[1:]]
@@ -59,15 +66,7 @@ def test_a_refused_first_call_is_an_error_not_a_failed_attempt(tmp_path: Path) -
     with LoopbackServer([{"content": "unused"}]) as srv:
         srv.fail("400", "400")
         transport = OpenAITransport(TransportConfig(model="m", base_url=srv.url, timeout_s=10))
-        result = run_groups(
-            tasks,
-            [Agent("m", lambda t: transport)],
-            attempts=1,
-            out_dir=tmp_path,
-            backend=get_backend("bwrap"),
-            loop=LoopConfig(),
-            concurrency=1,
-        )
+        result = _run_once(tasks, transport, tmp_path)
     assert result.ran == 0 and not (tmp_path / "trajectories.jsonl").exists()
     assert [e["rollout"] for e in result.errors] == [f"{t.id}::m::0" for t in tasks]
     assert all(

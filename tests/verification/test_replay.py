@@ -17,16 +17,6 @@ from agentpost.trajectory.model import Observation, Producer, ToolCall, Trajecto
 from agentpost.verification.replay import parse_upto, plan, replay, replay_into
 
 
-@pytest.fixture(scope="module")
-def backend():
-    from agentpost.sandbox.registry import get_backend
-
-    b = get_backend("bwrap")
-    if not b.available():
-        pytest.skip("bubblewrap sandbox not available")
-    return b
-
-
 def sh(command: str) -> ToolCall:
     return ToolCall(name="bash", arguments={"command": command}, command=command, kind="shell")
 

@@ -69,16 +69,6 @@ def ed(**args) -> ToolCall:
     return ToolCall(name="str_replace_editor", arguments=args, kind="edit")
 
 
-@pytest.fixture(scope="module")
-def backend():
-    from agentpost.sandbox.registry import get_backend
-
-    b = get_backend("bwrap")
-    if not b.available():
-        pytest.skip("bubblewrap sandbox not available")
-    return b
-
-
 def test_edit_replay_fixes_a_package(backend) -> None:
     """fix-pagination repaired purely with str_replace edits (one relative path) → reward 1;
     the replay stops short of the second fix → reward 0."""

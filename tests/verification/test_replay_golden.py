@@ -19,53 +19,43 @@ TASK = HERE / "fixtures" / "hello-world"
 pytestmark = pytest.mark.skipif(not GOLDEN.is_dir(), reason="shared data not present")
 
 
-@pytest.fixture(scope="module")
-def backend():
-    import shutil
-
-    from agentpost.sandbox.registry import get_backend
-
-    b = get_backend("bwrap")
-    if not b.available() or not shutil.which("tmux"):
-        pytest.skip("bubblewrap or tmux not available")
-    return b
-
-
 def _one(rel: str):
     (traj,) = import_file(GOLDEN / rel)
     return traj
 
 
-def test_terminus_keystrokes_replay_with_high_fidelity(backend) -> None:
+def test_terminus_keystrokes_replay_with_high_fidelity(tmux_backend) -> None:
     traj = _one("terminus_2/hello-world-context-summarization.trajectory.json")
     task = load_task(TASK)
-    before = replay(traj, task, upto=(4, 0), backend=backend)  # test_dir made, no hello.txt yet
-    full = replay(traj, task, backend=backend)
+    before = replay(
+        traj, task, upto=(4, 0), backend=tmux_backend
+    )  # test_dir made, no hello.txt yet
+    full = replay(traj, task, backend=tmux_backend)
     assert (before.status, before.reward) == ("ok", 0.0)
     assert (full.status, full.reward, full.calls_replayed, full.calls_skipped) == ("ok", 1.0, 5, 2)
     # the replayed terminal shows what the recorded one showed (prompt host names aside)
     assert full.fidelity["text_similarity"] > 0.95, full.fidelity
 
 
-def test_terminus_replayed_screen_is_the_handoff_observation(backend) -> None:
+def test_terminus_replayed_screen_is_the_handoff_observation(tmux_backend) -> None:
     traj = _one("terminus_2/hello-world-context-summarization.trajectory.json")
     task = load_task(TASK)
-    with backend.create(spec_for(task)) as sb:
+    with tmux_backend.create(spec_for(task)) as sb:
         prepare(task, sb)
         log = replay_into(traj, task, sb, upto=(8, 0))
         assert sb.get("/app/test_dir/file2.txt") == b"test2\n"
     assert "cat hello.txt\nHello, world!" in log.last_observation
 
 
-def test_openhands_edit_replay(backend) -> None:
+def test_openhands_edit_replay(tmux_backend) -> None:
     traj = _one("openhands/hello-world.trajectory.json")
-    res = replay(traj, load_task(TASK), backend=backend)
+    res = replay(traj, load_task(TASK), backend=tmux_backend)
     assert (res.status, res.reward, res.calls_replayed, res.calls_skipped) == ("ok", 1.0, 1, 1)
 
 
-def test_terminus_timeout_run_replays_unresolved_with_capped_waits(backend) -> None:
+def test_terminus_timeout_run_replays_unresolved_with_capped_waits(tmux_backend) -> None:
     traj = _one("terminus_2/hello-world-timeout.trajectory.json")
-    res = replay(traj, load_task(TASK), backend=backend, max_duration_s=0.3)
+    res = replay(traj, load_task(TASK), backend=tmux_backend, max_duration_s=0.3)
     assert (res.status, res.reward, res.calls_replayed) == ("ok", 0.0, 3)
     assert res.duration_s < 8  # two recorded 5 s waits were capped
 
@@ -82,18 +72,18 @@ MISSING_COLON = HERE / "fixtures" / "missing-colon"
         "trajectories/demonstrations/function_calling_simple.traj",  # `edit SEARCH REPLACE`
     ],
 )
-def test_swe_agent_windowed_edits_replay(backend, rel: str) -> None:
+def test_swe_agent_windowed_edits_replay(tmux_backend, rel: str) -> None:
     (traj,) = import_file(SWE_AGENT / rel)
     task = load_task(MISSING_COLON)
-    before = replay(traj, task, upto=(1, 0), backend=backend)  # found and opened, not edited
-    full = replay(traj, task, backend=backend)
+    before = replay(traj, task, upto=(1, 0), backend=tmux_backend)  # found and opened, not edited
+    full = replay(traj, task, backend=tmux_backend)
     assert (before.status, before.reward) == ("ok", 0.0)
     assert (full.status, full.reward) == ("ok", 1.0)
     # find_file/open are SWE-agent tools (skipped; open sets the file), submit is control
     assert full.calls_replayed == 2 and full.calls_skipped == 3
 
 
-def test_cli_replays_a_scaffold_log_directly(backend) -> None:
+def test_cli_replays_a_scaffold_log_directly(tmux_backend) -> None:
     import json
     import subprocess
     import sys
@@ -122,7 +112,7 @@ def test_cli_replays_a_scaffold_log_directly(backend) -> None:
     assert (res["status"], res["reward"], res["calls_replayed"]) == ("ok", 1.0, 4)
 
 
-def test_cli_says_why_a_replay_failed(backend) -> None:
+def test_cli_says_why_a_replay_failed(tmux_backend) -> None:
     """Without --json a failed replay still says why: the OpenHands v0 sample edits
     /workspace, which the task's sandbox does not have writable."""
     import subprocess

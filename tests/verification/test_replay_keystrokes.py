@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import time
 
-import pytest
-
 from agentpost.tasks.evaluate import prepare, spec_for
 from agentpost.tasks.loader import bundled_suite_path, load_task
 from agentpost.trajectory.model import Observation, Producer, ToolCall, Trajectory, Turn
@@ -16,18 +14,6 @@ SOLUTION = (
     """awk '$1 >= "2024-03-01T10:00:00" && $1 <= "2024-03-01T11:00:00"' events.log > window.log\n"""
 )
 WRONG = SOLUTION.replace('$1 <= "2024-03-01T11', '$1 < "2024-03-01T11')
-
-
-@pytest.fixture(scope="module")
-def backend():
-    import shutil
-
-    from agentpost.sandbox.registry import get_backend
-
-    b = get_backend("bwrap")
-    if not b.available() or not shutil.which("tmux"):
-        pytest.skip("bubblewrap or tmux not available")
-    return b
 
 
 def ks(keys: str, duration: float = 0.2, **kw) -> ToolCall:
@@ -53,7 +39,7 @@ def test_keystroke_call_reads_terminus_arguments() -> None:
     )
 
 
-def test_keystroke_replay_candidate_then_repair(backend) -> None:
+def test_keystroke_replay_candidate_then_repair(tmux_backend) -> None:
     task = load_task(bundled_suite_path() / "log-time-window")
     turns = [
         Turn(index=0, tool_calls=[ks("cat events.log\n")]),
@@ -71,12 +57,12 @@ def test_keystroke_replay_candidate_then_repair(backend) -> None:
     traj = Trajectory(
         id="k", agent="terminus-2", turns=turns, producer=Producer(name="t", version="0")
     )
-    assert replay(traj, task, upto=(1, 0), backend=backend).reward == 0.0
-    full = replay(traj, task, backend=backend)
+    assert replay(traj, task, upto=(1, 0), backend=tmux_backend).reward == 0.0
+    full = replay(traj, task, backend=tmux_backend)
     assert (full.status, full.reward, full.calls_replayed, full.calls_skipped) == ("ok", 1.0, 5, 1)
 
 
-def test_durations_interrupts_and_blocking_calls(backend) -> None:
+def test_durations_interrupts_and_blocking_calls(tmux_backend) -> None:
     task = load_task(bundled_suite_path() / "csv-to-json")
     calls = [
         ks("sleep 30\n", 0.3),
@@ -89,7 +75,7 @@ def test_durations_interrupts_and_blocking_calls(backend) -> None:
     traj = Trajectory(
         id="d", turns=[Turn(index=0, tool_calls=calls)], producer=Producer(name="t", version="0")
     )
-    with backend.create(spec_for(task)) as sb:
+    with tmux_backend.create(spec_for(task)) as sb:
         prepare(task, sb)
         t0 = time.monotonic()
         log = replay_into(traj, task, sb)

@@ -1,0 +1,29 @@
+"""Fixtures shared by tests in several areas: a real bubblewrap sandbox backend.
+
+A test that takes ``backend`` runs in real bwrap sandboxes and is skipped where bubblewrap
+cannot start one; ``tmux_backend`` also needs tmux (keystroke replay). A module may still define
+its own ``backend`` fixture (tests/sandbox/test_sandbox_docker.py does); the nearer one wins.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def backend():
+    from agentpost.sandbox.registry import get_backend
+
+    b = get_backend("bwrap")
+    if not b.available():
+        pytest.skip("bubblewrap sandbox not available")
+    return b
+
+
+@pytest.fixture(scope="module")
+def tmux_backend(backend):
+    if not shutil.which("tmux"):
+        pytest.skip("tmux not available")
+    return backend
