@@ -59,7 +59,11 @@ def test_cli_tasks_check_flags_a_task_whose_wrong_solution_passes(backend, tmp_p
 
 def test_cli_tasks_check_bad_dir_is_one_line_error(tmp_path: Path) -> None:
     out = _cli("tasks", "check", str(tmp_path / "nope"), "--json")
-    assert out.returncode == 2 and out.stderr.count("\n") == 1 and "not a task suite directory" in out.stderr
+    assert (
+        out.returncode == 2
+        and out.stderr.count("\n") == 1
+        and "not a task suite directory" in out.stderr
+    )
 
 
 def test_cli_tasks_on_a_file_in_the_cwd_says_not_a_directory(tmp_path: Path) -> None:
@@ -80,7 +84,10 @@ def test_cli_tasks_on_a_file_in_the_cwd_says_not_a_directory(tmp_path: Path) -> 
             timeout=60,
             cwd=tmp_path,
         )
-        assert (out.returncode, out.stderr) == (2, "error: notes.md: not a task suite directory\n"), cmd
+        assert (out.returncode, out.stderr) == (
+            2,
+            "error: notes.md: not a task suite directory\n",
+        ), cmd
 
 
 def test_cli_tasks_check_on_a_terminal_bench_1_task(backend) -> None:
