@@ -171,48 +171,56 @@ class Trajectory(_Model):
     raw: Any = None
 
 
-def _sum(values: list[int | None]) -> int | None:
-    present = [v for v in values if v is not None]
-    return sum(present) if present else None
+_WEAKEST = {"estimated": 0, "run_total": 1, "running_total_diff": 2, "reported": 3}
+_RUN_FIELDS = ("input_tokens", "cached_tokens", "output_tokens", "reasoning_tokens", "cost_usd")
 
 
 def compute_totals(turns: list[Turn], run_total: Usage | None = None) -> Totals:
     """Totals over ``turns``; falls back to ``run_total`` for token fields the turns lack.
 
-    Token sums skip turns without a number; a field is null only when no turn has it.
+    Token sums skip turns without a number; a field is null only when no turn has it. One
+    pass over the turns (this runs once per imported trajectory).
     """
-    usages = [t.usage for t in turns if t.usage is not None]
-    totals = Totals(
-        turns=len(turns),
-        tool_calls=sum(len(t.tool_calls) for t in turns),
-        input_tokens=_sum([u.input_tokens for u in usages]),
-        cached_tokens=_sum([u.cached_tokens for u in usages]),
-        output_tokens=_sum([u.output_tokens for u in usages]),
-        reasoning_tokens=_sum([u.reasoning_tokens for u in usages]),
-    )
-    # partial: some calls have a token count that others lack, so the sum is a lower bound
-    totals.partial = any(
-        0 < sum(getattr(u, f) is not None for u in usages) < len(turns)
-        for f in ("input_tokens", "output_tokens")
-    )
-    costs = [u.cost_usd for u in usages if u.cost_usd is not None]
-    totals.cost_usd = sum(costs) if costs else None
-    sources = {u.source for u in usages if u.source is not None}
-    # Mixed sources: report the weakest, so a reader never over-trusts the sum.
-    for weakest in ("estimated", "run_total", "running_total_diff", "reported"):
-        if weakest in sources:
-            totals.usage_source = weakest
-            break
+    inp = cached = out = reasoning = cost = None
+    n_in = n_out = calls = 0
+    source = None  # the weakest source seen: mixed sources never over-trust the sum
+    for t in turns:
+        calls += len(t.tool_calls)
+        u = t.usage
+        if u is None:
+            continue
+        v = u.__dict__
+        if (x := v["input_tokens"]) is not None:
+            inp = x if inp is None else inp + x
+            n_in += 1
+        if (x := v["cached_tokens"]) is not None:
+            cached = x if cached is None else cached + x
+        if (x := v["output_tokens"]) is not None:
+            out = x if out is None else out + x
+            n_out += 1
+        if (x := v["reasoning_tokens"]) is not None:
+            reasoning = x if reasoning is None else reasoning + x
+        if (x := v["cost_usd"]) is not None:
+            cost = 0 + x if cost is None else cost + x  # as ``sum`` adds (0 + -0.0 is 0.0)
+        if (x := v["source"]) in _WEAKEST and (source is None or _WEAKEST[x] < _WEAKEST[source]):
+            source = x
+    n = len(turns)
+    values = {
+        "turns": n,
+        "tool_calls": calls,
+        "input_tokens": inp,
+        "cached_tokens": cached,
+        "output_tokens": out,
+        "reasoning_tokens": reasoning,
+        "cost_usd": cost,
+        "usage_source": source,
+        # partial: some calls have a token count that others lack, so the sum is a lower bound
+        "partial": 0 < n_in < n or 0 < n_out < n,
+    }
     if run_total is not None:
-        for name in (
-            "input_tokens",
-            "cached_tokens",
-            "output_tokens",
-            "reasoning_tokens",
-            "cost_usd",
-        ):
-            if getattr(totals, name) is None and getattr(run_total, name) is not None:
-                setattr(totals, name, getattr(run_total, name))
-                totals.usage_source = "run_total"
-                totals.partial = False  # a run total covers every call
-    return totals
+        for name in _RUN_FIELDS:
+            if values[name] is None and getattr(run_total, name) is not None:
+                values[name] = getattr(run_total, name)
+                values["usage_source"] = "run_total"
+                values["partial"] = False  # a run total covers every call
+    return Totals(**values)

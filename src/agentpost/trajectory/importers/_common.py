@@ -1,7 +1,10 @@
 """Helpers shared by the importers: usage parsing, tool-call classification, checked access.
 
-Layer: io. Importers build models with ``construct`` (no re-validation): every value that
-goes in is checked or coerced here first, which is where import time goes otherwise.
+Layer: io. Importers build models with ``construct`` (no re-validation; see
+``trajectory/construct.py``): every value that goes in is checked or coerced here first, which
+is where import time goes otherwise. The helpers that run per model call (``turn``,
+``tool_call``, ``observation``, ``usage_from_openai``) take their fields as keywords and call the
+generated constructors directly, so no keyword dict is packed and unpacked on the way.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import orjson
 
 from agentpost import __version__
 from agentpost.errors import InputError
+from agentpost.trajectory.construct import MISSING, construct, maker
 from agentpost.trajectory.model import (
     Logprobs,
     Observation,
@@ -26,39 +30,12 @@ from agentpost.trajectory.model import (
     compute_totals,
 )
 
-_SPECS: dict[type, tuple[dict[str, Any], list[tuple[str, Any]]]] = {}
-_set = object.__setattr__
-
-
-def construct(cls: type, **values: Any) -> Any:
-    """``cls.model_construct(**values)`` without its per-field Python loop (the import hot path).
-
-    Same result as pydantic's ``model_construct`` for our models (no aliases, no private
-    attributes, ``extra="forbid"``): defaults filled, factories called, nothing validated.
-    ``__dict__`` keeps field order (the serializer writes keys in that order): it starts as a
-    copy of a template holding every field, and ``update`` keeps the position of existing keys.
-    """
-    spec = _SPECS.get(cls)
-    if spec is None:
-        fields = cls.__pydantic_fields__
-        spec = _SPECS[cls] = (
-            {
-                n: (None if f.is_required() or f.default_factory else f.default)
-                for n, f in fields.items()
-            },
-            [(n, f.default_factory) for n, f in fields.items() if f.default_factory is not None],
-        )
-    d = spec[0].copy()
-    d.update(values)
-    for name, factory in spec[1]:
-        if name not in values:
-            d[name] = factory()
-    m = cls.__new__(cls)
-    _set(m, "__dict__", d)
-    _set(m, "__pydantic_fields_set__", set(values))
-    _set(m, "__pydantic_extra__", None)
-    _set(m, "__pydantic_private__", None)
-    return m
+_turn = maker(Turn)
+_tool_call = maker(ToolCall)
+_observation = maker(Observation)
+_usage = maker(Usage)
+_logprobs = maker(Logprobs)
+_MISSING = MISSING
 
 
 class NotATrajectory(Exception):  # noqa: N818 - a signal, not an error
@@ -159,8 +136,7 @@ def usage_from_openai(u: Any, source: str = "reported", cost: Any = None) -> Usa
         return None
     if cost is None:
         cost = u.get("cost")
-    return construct(
-        Usage,
+    return _usage(
         input_tokens=inp,
         cached_tokens=cached,
         output_tokens=out,
@@ -201,8 +177,7 @@ def tool_call(name: str, arguments: Any, call_id: str | None = None) -> ToolCall
         kind = "control"
     elif name == "bash_command" and "keystrokes" in a:  # Terminus
         kind, command = "keystrokes", as_str(a.get("keystrokes"))
-    return construct(
-        ToolCall,
+    return _tool_call(
         id=None if call_id is None else str(call_id),
         name=str(name),
         arguments=args,
@@ -218,17 +193,17 @@ def observation(
     is_error: bool | None = None,
     timed_out: bool | None = None,
 ) -> Observation:
-    return construct(
-        Observation,
-        call_id=None if call_id is None else str(call_id),
-        text=as_str(text),
-        exit_code=as_int(exit_code),
+    return _observation(
+        call_id=call_id if call_id is None or call_id.__class__ is str else str(call_id),
+        text=text if text is None or text.__class__ is str else as_str(text),
+        exit_code=exit_code
+        if exit_code is None or exit_code.__class__ is int
+        else as_int(exit_code),
         is_error=is_error if type(is_error) is bool else None,
         timed_out=timed_out if type(timed_out) is bool else None,
     )
 
 
-_TURN_STR = ("text", "reasoning", "started_at", "ended_at")
 _TRAJ_STR = ("task_id", "agent", "agent_version", "model", "run_id", "instruction", "system_prompt")
 
 
@@ -236,15 +211,39 @@ def _ts(v: Any) -> str | None:
     return str(v) if type(v) in (int, float) else as_str(v)
 
 
-def turn(index: int, **fields: Any) -> Turn:
+def turn(
+    index: int,
+    *,
+    step: Any = None,
+    text: Any = None,
+    reasoning: Any = None,
+    tool_calls: Any = _MISSING,
+    observations: Any = _MISSING,
+    usage: Usage | None = None,
+    logprobs: Logprobs | None = None,
+    started_at: Any = None,
+    ended_at: Any = None,
+    latency_s: Any = None,
+    extra: Any = _MISSING,
+) -> Turn:
     """A ``Turn`` built without validation; unspecified fields get their defaults. The scalar
     fields are coerced here (a mistyped source value becomes ``None``, never a bad model)."""
-    for k in _TURN_STR:
-        if k in fields:
-            fields[k] = _ts(fields[k])
-    if "step" in fields:
-        fields["step"] = as_int(fields["step"])
-    return construct(Turn, index=index, **fields)
+    return _turn(
+        index=index,
+        step=step if step is None or step.__class__ is int else as_int(step),
+        text=text if text is None or text.__class__ is str else _ts(text),
+        reasoning=reasoning if reasoning is None or reasoning.__class__ is str else _ts(reasoning),
+        tool_calls=tool_calls,
+        observations=observations,
+        usage=usage,
+        logprobs=logprobs,
+        started_at=started_at
+        if started_at is None or started_at.__class__ is str
+        else _ts(started_at),
+        ended_at=ended_at if ended_at is None or ended_at.__class__ is str else _ts(ended_at),
+        latency_s=latency_s,
+        extra=extra,
+    )
 
 
 def setf(obj: Any, name: str, value: Any) -> None:
@@ -265,8 +264,7 @@ def logprobs_from_openai(lp: Any) -> Logprobs | None:
         top_lp.append([as_float(t.get("logprob")) or 0.0 for t in tops])
         top_tok.append([str(t.get("token", "")) for t in tops])
     has_top = any(top_tok)
-    return construct(
-        Logprobs,
+    return _logprobs(
         tokens=tokens,
         chosen=chosen,
         top_logprobs=top_lp if has_top else None,
