@@ -1,7 +1,7 @@
 """Helpers shared by the importers: usage parsing, tool-call classification, checked access.
 
 Layer: io. Importers build models with ``construct`` (no re-validation; see
-``trajectory/construct.py``): every value that goes in is checked or coerced here first, which
+``_construct.py``): every value that goes in is checked or coerced here first, which
 is where import time goes otherwise. The helpers that run per model call (``turn``,
 ``tool_call``, ``observation``, ``usage_from_openai``) take their fields as keywords and call the
 generated constructors directly, so no keyword dict is packed and unpacked on the way.
@@ -16,7 +16,7 @@ import orjson
 
 from agentpost import __version__
 from agentpost.errors import InputError
-from agentpost.trajectory.construct import MISSING, construct, maker
+from agentpost.trajectory.importers._construct import MISSING, construct, maker
 from agentpost.trajectory.model import (
     Logprobs,
     Observation,

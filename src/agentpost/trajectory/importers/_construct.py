@@ -1,6 +1,7 @@
 """Unvalidated model constructors for the import hot path, one generated per model class.
 
-Layer: model (no I/O; the importers and ``compute_totals`` use it).
+Layer: io (beside the importers, its only users; it builds models and touches nothing else,
+but generating code with ``exec`` is kept out of the model layer).
 
 ``maker(cls)`` returns a function taking every field of ``cls`` as a keyword argument and
 returning an instance built the way pydantic's ``model_construct`` would (defaults filled,
