@@ -58,20 +58,34 @@ def get_importer(name: str) -> ModuleType:
 _OWN_FORMAT = re.compile(rb'\{\s*"format"\s*:\s*"(agentpost\.[^"]{1,80})"')
 
 
-class _Head:
-    """The first bytes of a file, searched for ``"key": value`` markers."""
+_LEADING_SPACE = re.compile(rb"[ \t\n\r\x0b\x0c]*")  # what ``bytes.strip`` strips
+NEAR = 8192  # most markers sit near the top; mini's and eval's may not
 
-    def __init__(self, head: bytes):
-        self.full = head[:HEAD]
-        self.near = head[:8192]  # most markers sit near the top; mini's and eval's may not
-        self.first = head.lstrip()[:200]
+
+class _Head:
+    """The first bytes of a file, searched for ``"key": value`` markers. Searches are bounded
+    finds in the bytes given, never slices of them (a 64 KiB copy per slice adds up over a
+    folder of small files)."""
+
+    def __init__(self, head: bytes, start: int = 0):
+        self.raw = head
+        self.full = min(len(head), HEAD)
+        self.near = min(len(head), NEAR)
+        self.first = head[start : min(start + 200, self.full)]  # from the first non-space byte
 
     def has(self, key: bytes, value: bytes = b"", deep: bool = False) -> bool:
         """``"key": value`` with or without the space JSON writers put after the colon."""
-        where = self.full if deep else self.near
+        end = self.full if deep else self.near
+        find = self.raw.find
         if not value:
-            return b'"%s"' % key in where
-        return b'"%s":%s' % (key, value) in where or b'"%s": %s' % (key, value) in where
+            return find(b'"%s"' % key, 0, end) >= 0
+        return (
+            find(b'"%s":%s' % (key, value), 0, end) >= 0
+            or find(b'"%s": %s' % (key, value), 0, end) >= 0
+        )
+
+    def near_has(self, marker: bytes) -> bool:
+        return self.raw.find(marker, 0, self.near) >= 0
 
 
 def _companion(name: str, h: _Head) -> None:
@@ -85,7 +99,7 @@ def _companion(name: str, h: _Head) -> None:
     if name in ("grades.jsonl", "labels.jsonl") and h.has(b"func") and h.has(b"sec"):
         raise NotATrajectory("agentpost security grades, not a trajectory")
     if name.endswith((".yaml", ".yml")):
-        if b"instances_by_exit_status" in h.near:
+        if h.near_has(b"instances_by_exit_status"):
             raise NotATrajectory("mini-swe-agent exit-status index")
         raise NotATrajectory("YAML file, not a trajectory")
     if name == "result.json" and h.has(b"verifier_result"):
@@ -149,15 +163,18 @@ def _by_content(name: str, h: _Head) -> str | None:
 def detect(path: Path, head: bytes) -> str | None:
     """Format name from the file name and its first bytes; ``None`` when undecided.
 
-    Raises ``NotATrajectory`` for known companion files (SWE-bench exit-status index and
-    reports, SWE-agent predictions, Harbor results) and ``InputError`` for empty or binary files.
+    ``head`` may be the whole file: only its first ``HEAD`` bytes are read. Raises
+    ``NotATrajectory`` for known companion files (SWE-bench exit-status index and reports,
+    SWE-agent predictions, Harbor results) and ``InputError`` for empty or binary files.
     """
-    if not head.strip():
+    end = min(len(head), HEAD)
+    start = _LEADING_SPACE.match(head, 0, end).end()
+    if start == end:
         raise InputError(path, "byte 0", "empty file")
-    nul = head.find(b"\x00", 0, HEAD)
+    nul = head.find(b"\x00", 0, end)
     if nul >= 0:
         raise InputError(path, f"byte {nul}", "binary data, not a JSON trajectory")
-    h = _Head(head)
+    h = _Head(head, start)
     _companion(path.name, h)
     return _by_content(path.name, h)
 
