@@ -178,9 +178,15 @@ _RUN_FIELDS = ("input_tokens", "cached_tokens", "output_tokens", "reasoning_toke
 def compute_totals(turns: list[Turn], run_total: Usage | None = None) -> Totals:
     """Totals over ``turns``; falls back to ``run_total`` for token fields the turns lack.
 
-    Token sums skip turns without a number; a field is null only when no turn has it. One
-    pass over the turns (this runs once per imported trajectory).
+    Token sums skip turns without a number; a field is null only when no turn has it.
     """
+    return Totals(**totals_values(turns, run_total))
+
+
+def totals_values(turns: list[Turn], run_total: Usage | None = None) -> dict[str, Any]:
+    """The fields of ``compute_totals``'s result, in one pass over the turns (the importers
+    build the model from them without validating: every value is an int, float, bool or a
+    known source name)."""
     inp = cached = out = reasoning = cost = None
     n_in = n_out = calls = 0
     source = None  # the weakest source seen: mixed sources never over-trust the sum
@@ -223,4 +229,4 @@ def compute_totals(turns: list[Turn], run_total: Usage | None = None) -> Totals:
                 values[name] = getattr(run_total, name)
                 values["usage_source"] = "run_total"
                 values["partial"] = False  # a run total covers every call
-    return Totals(**values)
+    return values

@@ -24,10 +24,11 @@ from agentpost.trajectory.model import (
     Producer,
     Source,
     ToolCall,
+    Totals,
     Trajectory,
     Turn,
     Usage,
-    compute_totals,
+    totals_values,
 )
 
 _turn = maker(Turn)
@@ -35,6 +36,7 @@ _tool_call = maker(ToolCall)
 _observation = maker(Observation)
 _usage = maker(Usage)
 _logprobs = maker(Logprobs)
+_totals = maker(Totals)
 _MISSING = MISSING
 
 
@@ -114,16 +116,19 @@ def usage_from_openai(u: Any, source: str = "reported", cost: Any = None) -> Usa
     """
     if not isinstance(u, dict):
         return None
+    get = u.get
     if "prompt_tokens" in u or "completion_tokens" in u:
-        inp, out = as_int(u.get("prompt_tokens")), as_int(u.get("completion_tokens"))
-        cached = as_int(_get(u, "prompt_tokens_details", "cached_tokens"))
+        inp, out = as_int(get("prompt_tokens")), as_int(get("completion_tokens"))
+        d = get("prompt_tokens_details")
+        cached = as_int(d.get("cached_tokens")) if isinstance(d, dict) else None
         if cached is None:
-            cached = as_int(u.get("cache_read_input_tokens"))
+            cached = as_int(get("cache_read_input_tokens"))
         if cached is None:
-            cached = as_int(u.get("prompt_cache_hit_tokens"))
-        reasoning = as_int(_get(u, "completion_tokens_details", "reasoning_tokens"))
+            cached = as_int(get("prompt_cache_hit_tokens"))
+        d = get("completion_tokens_details")
+        reasoning = as_int(d.get("reasoning_tokens")) if isinstance(d, dict) else None
     elif "input_tokens_details" in u or "output_tokens_details" in u:  # Responses API
-        inp, out = as_int(u.get("input_tokens")), as_int(u.get("output_tokens"))
+        inp, out = as_int(get("input_tokens")), as_int(get("output_tokens"))
         cached = as_int(_get(u, "input_tokens_details", "cached_tokens"))
         reasoning = as_int(_get(u, "output_tokens_details", "reasoning_tokens"))
     elif "input_tokens" in u or "output_tokens" in u:  # Anthropic native
@@ -295,7 +300,7 @@ def trajectory(
     """Assemble a trajectory; totals come from ``compute_totals`` (run totals only as fallback)."""
     for i, t in enumerate(turns):
         t.__dict__["index"] = i
-    totals = compute_totals(turns, run_total)
+    totals = _totals(**totals_values(turns, run_total), unknown=[])
     for k in _TRAJ_STR:
         if k in fields:
             fields[k] = as_str(fields[k])

@@ -25,15 +25,36 @@ from agentpost.trajectory.model import Outcome, Trajectory
 
 NAME = "mini-swe-agent"
 ACTION_RE = re.compile(r"```bash\s*\n(.*?)\n```", re.DOTALL)
+_ACTION_START = re.compile(r"```bash\s*\n")
 RETURNCODE_RE = re.compile(r"<returncode>(-?\d+)</returncode>")
 SUBMIT = ("COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT", "MINI_SWE_AGENT_FINAL_OUTPUT")
 
 
 def _submit_is_control(call: Any) -> Any:
     """mini's submit is a shell command; replay must not re-run it."""
-    if call.command and any(s in call.command for s in SUBMIT):
+    command = call.command
+    if command and (SUBMIT[0] in command or SUBMIT[1] in command):
         c.setf(call, "kind", "control")
     return call
+
+
+def _actions(text: str) -> list[str]:
+    """``ACTION_RE.findall(text)``, found with ``str.find``: the regex's lazy ``(.*?)`` costs
+    a backtracking step per character of every assistant message, the import's largest single
+    cost on mini logs. Where the quick path cannot be sure (no closing fence after the
+    greedy newline), the regex itself decides from that point on."""
+    found, pos = [], 0
+    while (i := text.find("```bash", pos)) >= 0:
+        m = _ACTION_START.match(text, i)
+        if m is None:
+            pos = i + 1
+            continue
+        end = text.find("\n```", m.end())
+        if end < 0:  # only backtracking into the whitespace run could match: ask the regex
+            return found + ACTION_RE.findall(text, i)
+        found.append(text[m.end() : end])
+        pos = end + 4
+    return found
 
 
 def _bash(command: str, call_id: str | None) -> Any:
@@ -92,7 +113,7 @@ def _assistant_turn(msg: dict, index: int) -> Any:
             if isinstance(a, dict)
         ]
     elif text is not None:
-        found = ACTION_RE.findall(text)
+        found = _actions(text)
         if len(found) == 1:  # mini v1 rejects any other count as a format error
             calls = [_bash(found[0].strip(), None)]
     ts = extra.get("timestamp")
@@ -116,7 +137,7 @@ def _observation(msg: dict, turn: Any) -> Any:
     exit_code = c.as_int(extra.get("returncode"))
     timed_out = None
     if exit_code is None and text:
-        m = RETURNCODE_RE.search(text[:200])
+        m = RETURNCODE_RE.search(text, 0, 200)
         exit_code = int(m.group(1)) if m else None
         if text.startswith("The last command <command>") and "timed out" in text[:2000]:
             timed_out = True
