@@ -23,6 +23,7 @@ including calls a converter may have dropped.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,9 @@ def trial_dir(path: Path) -> tuple[Path, str] | None:
 
     The outermost match wins: the agent writes inside ``agent/``, so an ``agent/x/agent/`` with
     a forged ``agent/x/result.json`` beside it must not pass for the trial."""
+    folders = os.fspath(path).split(os.sep)[:-1]
+    if "agent" not in folders and "agent-logs" not in folders:  # most files: no pathlib at all
+        return None
     found = None
     parts = path.parent.parts  # walked as strings: Path.parent per level costs more than the rest
     for depth in range(min(MAX_DEPTH, len(parts))):

@@ -151,7 +151,7 @@ class _Builder:
                 c.as_str(args.get("content")) or c.as_str(args.get("thought")) or ev.get("message")
             )
             t = c.turn(len(self.turns), text=text, tool_calls=calls, started_at=ev.get("timestamp"))
-            t.usage = self._usage({}, ev)
+            c.setf(t, "usage", self._usage({}, ev))
             self.turns.append(t)
         self.by_event[ev.get("id")] = t
 
