@@ -1,0 +1,145 @@
+"""The import hot path's shortcuts give what the slow, obvious code gives.
+
+Generated constructors (``importers/_construct.py``) against pydantic's ``model_construct`` and
+validation; mini-swe-agent's bash-block finder against the regex it replaces, on random texts
+built from the pieces that make the regex backtrack; ``read_regular`` and ``_lines`` against
+``Path.read_bytes`` and ``bytes.split``; ``totals_values`` against a per-field recomputation.
+"""
+
+from __future__ import annotations
+
+import random
+
+import orjson
+import pytest
+
+from agentpost.errors import InputError
+from agentpost.trajectory.importers import _common as c
+from agentpost.trajectory.importers._construct import MISSING, maker
+from agentpost.trajectory.importers.mini_swe_agent import ACTION_RE, _actions
+from agentpost.trajectory.importing import _lines
+from agentpost.trajectory.io import dumps, read_regular
+from agentpost.trajectory.model import (
+    Observation,
+    Outcome,
+    Producer,
+    Source,
+    ToolCall,
+    Totals,
+    Trajectory,
+    Turn,
+    Usage,
+    compute_totals,
+)
+
+MODELS = [Turn, ToolCall, Observation, Usage, Outcome, Totals, Source, Producer, Trajectory]
+
+
+@pytest.mark.parametrize("cls", MODELS, ids=lambda m: m.__name__)
+def test_maker_matches_model_construct(cls) -> None:
+    values = {"index": 0, "producer": c.producer("x", False)}
+    required = {n: values.get(n, "v") for n, f in cls.model_fields.items() if f.is_required()}
+    fast, slow = maker(cls)(**required), cls.model_construct(**required)
+    assert list(fast.__dict__) == list(cls.model_fields)  # field order: the serializer's order
+    assert fast == slow and fast.model_dump() == slow.model_dump()
+    # factories give each instance its own list/dict; None stays a value, not "missing"
+    lists = [n for n, f in cls.model_fields.items() if f.default_factory in (list, dict)]
+    for name in lists:
+        assert getattr(maker(cls)(**required), name) is not getattr(fast, name)
+    if lists:
+        assert getattr(maker(cls)(**required, **{lists[0]: None}), lists[0]) is None
+    # pydantic's own attribute setting still works on what the maker built
+    fast2 = maker(cls)(**required)
+    name = next(iter(cls.model_fields))
+    setattr(fast2, name, getattr(fast2, name))
+    assert name in fast2.model_fields_set
+
+
+def test_maker_result_revalidates_and_round_trips() -> None:
+    t = c.trajectory(
+        c.Ctx(__import__("pathlib").Path("x.json")),
+        "test",
+        id="a",
+        keep_raw=False,
+        turns=[
+            c.turn(
+                0,
+                text=3,  # coerced to "3" as before
+                step="7",
+                tool_calls=[c.tool_call("bash", '{"command": "ls"}', 5)],
+                observations=[c.observation(5, "out", 2.0, "yes", True)],
+                usage=c.usage_from_openai({"prompt_tokens": 10, "completion_tokens": 2}),
+            )
+        ],
+    )
+    assert Trajectory.model_validate(orjson.loads(dumps(t))) == t
+    turn = t.turns[0]
+    assert (turn.text, turn.step, turn.tool_calls[0].id, turn.tool_calls[0].command) == (
+        "3",
+        7,
+        "5",
+        "ls",
+    )
+    o = turn.observations[0]
+    assert (o.call_id, o.exit_code, o.is_error, o.timed_out) == ("5", 2, None, True)
+    assert t.totals == compute_totals(t.turns)
+    with pytest.raises(TypeError):
+        maker(Observation)(no_such_field=1)
+    assert MISSING is not None
+
+
+def test_actions_finder_equals_the_regex() -> None:
+    rnd = random.Random(7)
+    atoms = ["```bash", "```", "\n", " ", "\t", "x", "ls", "\n```", "```bash\n", "\u2003", "\r\n"]
+    for _ in range(20000):
+        text = "".join(rnd.choice(atoms) for _ in range(rnd.randint(0, 12)))
+        assert _actions(text) == ACTION_RE.findall(text), repr(text)
+
+
+def test_totals_values_equal_a_per_field_sum() -> None:
+    rnd = random.Random(3)
+    sources = ["reported", "estimated", "run_total", "running_total_diff", None]
+    for _ in range(300):
+        turns = []
+        for i in range(rnd.randint(0, 6)):
+            u = None
+            if rnd.random() < 0.8:
+                u = Usage(
+                    **{
+                        f: rnd.choice([None, rnd.randint(0, 99)])
+                        for f in ("input_tokens", "cached_tokens", "output_tokens")
+                    },
+                    cost_usd=rnd.choice([None, rnd.random()]),
+                    source=rnd.choice(sources),
+                )
+            turns.append(Turn(index=i, usage=u))
+        got = compute_totals(turns)
+        usages = [t.usage for t in turns if t.usage]
+        for f in ("input_tokens", "cached_tokens", "output_tokens", "cost_usd"):
+            vals = [getattr(u, f) for u in usages if getattr(u, f) is not None]
+            assert getattr(got, f) == (sum(vals) if vals else None)
+        seen = {u.source for u in usages}
+        order = ["estimated", "run_total", "running_total_diff", "reported"]
+        assert got.usage_source == next((s for s in order if s in seen), None)
+        counts = [
+            sum(getattr(u, f) is not None for u in usages)
+            for f in ("input_tokens", "output_tokens")
+        ]
+        assert got.partial == any(0 < k < len(turns) for k in counts)
+
+
+def test_read_regular_and_lines_match_the_plain_calls(tmp_path) -> None:
+    for i, data in enumerate([b"", b"{}", b'\n\n{"a": 1}\n \t\n[2]\n', b"x" * 300_000]):
+        p = tmp_path / f"f{i}"
+        p.write_bytes(data)
+        assert read_regular(p) == data
+        if data.startswith(b"x"):
+            with pytest.raises(InputError, match="line 1"):
+                _lines(data, p)
+            continue
+        want = [(n, orjson.loads(x)) for n, x in enumerate(data.split(b"\n"), 1) if x.strip()]
+        if want:
+            assert _lines(data, p) == want
+        else:
+            with pytest.raises(InputError, match="empty file"):
+                _lines(data, p)
