@@ -10,9 +10,10 @@ Sections (each a function returning a dict; add new ones to SECTIONS):
   entry, and the whole-sandbox limits (memory cgroup, tmpfs disk quota) against none, measured
   interleaved in one run: median ms to create+close a sandbox and per exec of ``true``.
 - replay: ``--n`` full candidate-state replays (fresh sandbox, task environment, every shell
-  call, the evaluator) over the bundled suite with 1 and then 2 workers: wall time,
-  trajectories per second, median seconds per replay. On a machine whose cores are already
-  busy, 2 workers cannot beat 1: read the speedup together with the load.
+  call, the evaluator) over the bundled suite, 1 and 2 workers in interleaved pairs: wall
+  time, trajectories per second, median seconds per replay, the ratio per pair with the load,
+  the median ratio. On a machine whose cores are already busy, 2 workers cannot beat 1: read
+  the speedup together with the load.
 - diagnose: ``agentpost diagnose`` (heuristic panel, no bootstrap) on ``--n`` trajectories,
   made by ``agentpost run --policy all`` on the bundled suite (92 trajectories) repeated under
   new ids until there are ``--n`` (so no replay is a cache hit), with each of
@@ -167,9 +168,18 @@ def _repair_trajectory(task):
     )
 
 
+REPLAY_ROUNDS = 3  # interleaved pairs of 1-worker and 2-worker batches
+
+
 def bench_replay(n: int) -> dict:
     """Full replays (fresh sandbox, environment, every call, evaluator) of ``n`` trajectories
-    over the bundled suite, with 1 and 2 workers: trajectories per second and median seconds."""
+    over the bundled suite with 1 and 2 workers, in ``REPLAY_ROUNDS`` interleaved pairs (order
+    alternating, after one warm-up replay), so a change in machine load between batches shows
+    up as spread across pairs instead of as a speedup. Each pair gives a ratio with the load
+    average before it; the speedup is the median ratio. Also the parent's own CPU per replay
+    (threads share its GIL: the serial part) against the wall time."""
+    import resource
+
     from agentpost.sandbox.bwrap import BwrapBackend
     from agentpost.sandbox.executors import LocalExecutor
     from agentpost.tasks.loader import bundled_suite_path, load_suite
@@ -183,32 +193,57 @@ def bench_replay(n: int) -> dict:
     calls = sum(
         len([c for t in tr.turns for c in t.tool_calls if c.kind == "shell"]) for _, tr in jobs
     )
-    rows = []
-    for workers in (1, 2):
 
-        def one(job):
-            t = time.perf_counter()
-            res = replay(job[1], job[0], backend=backend)
-            return res, time.perf_counter() - t
+    def one(job):
+        t = time.perf_counter()
+        res = replay(job[1], job[0], backend=backend)
+        return res, time.perf_counter() - t
 
+    def batch(workers: int) -> dict:
+        load = round(os.getloadavg()[0], 2)
+        cpu0 = resource.getrusage(resource.RUSAGE_SELF)
         t0 = time.perf_counter()
         with LocalExecutor(max_workers=workers) as pool:
             out = pool.map(one, jobs)
         wall = time.perf_counter() - t0
+        cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+        cpu = cpu1.ru_utime - cpu0.ru_utime + cpu1.ru_stime - cpu0.ru_stime
         ok = [o for o in out if isinstance(o, tuple) and o[0].status == "ok"]
-        rows.append(
+        return {
+            "workers": workers,
+            "trajectories": n,
+            "wall_s": round(wall, 3),
+            "trajectories_per_s": round(n / wall, 2),
+            "median_replay_s": round(statistics.median(o[1] for o in ok), 3) if ok else None,
+            "ok": len(ok),
+            "resolved": sum(1 for o in ok if o[0].resolved),
+            "parent_cpu_s_per_replay": round(cpu / n, 4),
+            "load_before": load,
+        }
+
+    one(jobs[0])  # warm-up: first sandbox, page cache, lazy imports
+    pairs = []
+    for r in range(REPLAY_ROUNDS):
+        order = (1, 2) if r % 2 == 0 else (2, 1)
+        got = {w: batch(w) for w in order}
+        pairs.append(
             {
-                "workers": workers,
-                "trajectories": n,
-                "wall_s": round(wall, 3),
-                "trajectories_per_s": round(n / wall, 2),
-                "median_replay_s": round(statistics.median(o[1] for o in ok), 3) if ok else None,
-                "ok": len(ok),
-                "resolved": sum(1 for o in ok if o[0].resolved),
+                "w1": got[1],
+                "w2": got[2],
+                "ratio": round(got[1]["wall_s"] / got[2]["wall_s"], 2),
+                "load": [got[w]["load_before"] for w in order],
             }
         )
-    speedup = rows[0]["wall_s"] / rows[1]["wall_s"] if rows[1]["wall_s"] else None
-    return {"n": n, "shell_calls": calls, "rows": rows, "speedup_2_vs_1": round(speedup, 2)}
+    ratios = [p["ratio"] for p in pairs]
+    # rows: the pair whose ratio is the median (kept for readers of the old single-pair output)
+    mid = pairs[ratios.index(statistics.median_low(ratios))]
+    return {
+        "n": n,
+        "shell_calls": calls,
+        "rows": [mid["w1"], mid["w2"]],
+        "pairs": pairs,
+        "speedup_2_vs_1": statistics.median(ratios),
+    }
 
 
 # --- diagnose section (issue 18, item 3): diagnose throughput on many trajectories -----------
@@ -356,8 +391,14 @@ def _print(results: dict) -> None:
             f"{row['trajectories_per_s']:.2f} traj/s, median {row['median_replay_s']} s/replay, "
             f"{row['ok']} ok, {row['resolved']} resolved"
         )
+    for i, p in enumerate(rep.get("pairs", [])):
+        print(
+            f"replay pair {i + 1}: 1 worker {p['w1']['wall_s']:.2f} s, 2 workers"
+            f" {p['w2']['wall_s']:.2f} s, x{p['ratio']} (load {p['load'][0]} / {p['load'][1]};"
+            f" parent CPU {p['w1']['parent_cpu_s_per_replay'] * 1000:.0f} ms per replay)"
+        )
     if "speedup_2_vs_1" in rep:
-        print(f"replay speedup, 2 workers vs 1: x{rep['speedup_2_vs_1']}")
+        print(f"replay speedup, 2 workers vs 1: x{rep['speedup_2_vs_1']} (median of the pairs)")
     fl = results["sections"].get("floor", {})
     if "skipped" in fl:
         print(f"floor: skipped ({fl['skipped']})")

@@ -142,8 +142,14 @@ def annotate_all(trajs, panel: Panel, store: Store, opts: DiagnoseOptions, prog)
         return dict(pool.map(one, jobs))
 
 
-def replay_all(trajs, decisions, tasks: dict[str, Task], store: Store, opts, prog) -> dict:
-    """case index → replay result dict (or a status-only dict when no replay could run)."""
+def replay_all(
+    trajs, decisions, tasks: dict[str, Task], store: Store, opts, prog, hashes=None
+) -> dict:
+    """case index → replay result dict (or a status-only dict when no replay could run).
+
+    Worker threads share the GIL, so Python work per replay is kept small (a replay's own
+    CPU is a few percent of its wall time; the rest is waiting on the sandbox): the trajectory
+    hash comes in ``hashes`` when the caller has it, the task folder is hashed once per task."""
     todo = [i for i, d in enumerate(decisions) if d.candidate_formed and d.verification_triggered]
     tid = prog.task("replay", len(todo))
     thashes: dict[str, str] = {}
@@ -166,7 +172,8 @@ def replay_all(trajs, decisions, tasks: dict[str, Task], store: Store, opts, pro
             th = thashes[task.id] = task_hash(task)
         upto = (d.candidate_step, d.candidate_tool_call_index)
         ref = snapshots.ref_at(traj, upto)
-        inputs = {"trajectory": traj_hash(traj), "task": th, "boundary": list(upto),
+        h = hashes[i] if hashes else traj_hash(traj)
+        inputs = {"trajectory": h, "task": th, "boundary": list(upto),
                   "backend": opts.backend}  # fmt: skip
         if ref is not None:  # a case with a recorded snapshot: its result depends on the archive
             root = opts.snapshot_roots.get(traj.id)
@@ -255,6 +262,7 @@ def diagnose(
     run_dir = Path(run_dir)
     store = Store(run_dir / "store.sqlite")
     by_id = {t.id: t for t in tasks}
+    hashes = [traj_hash(t) for t in trajs]  # once for the replays' keys and the records
     try:
         with _Progress(opts.progress) as prog:
             results = annotate_all(trajs, panel, store, opts, prog)
@@ -264,7 +272,7 @@ def diagnose(
             decisions = [
                 vote([r.annotation for r in rs], panel.arbiter, panel.ids) for rs in per_case
             ]
-            replays = replay_all(trajs, decisions, by_id, store, opts, prog)
+            replays = replay_all(trajs, decisions, by_id, store, opts, prog, hashes)
     finally:
         store.close()
     records = [
@@ -314,7 +322,7 @@ def diagnose(
         ),
     }
     lines = [
-        {"format": RECORD_FORMAT, "case_id": t.id, "trajectory_hash": traj_hash(t),
+        {"format": RECORD_FORMAT, "case_id": t.id, "trajectory_hash": hashes[i],
          "judges": [r.to_json() for r in per_case[i]], "decision": decisions[i].to_json(),
          "replay": replays.get(i), "y_c_source": _y_c_source(replays.get(i)),
          "record": records[i].to_json()}

@@ -8,6 +8,7 @@ Layer: io.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import posixpath
@@ -118,7 +119,10 @@ except (EditError, OSError, UnicodeError) as e:
 """
 
 
+@functools.cache
 def _edit_script() -> str:
+    """The edit program sent into the sandbox (read and tokenised once: ``getsource`` per edit
+    call ran under the GIL in every replay worker)."""
     return inspect.getsource(edits) + _EDIT_RUNNER
 
 
