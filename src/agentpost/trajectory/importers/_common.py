@@ -31,9 +31,7 @@ from agentpost.trajectory.model import (
     totals_values,
 )
 
-_turn = maker(Turn)
 _tool_call = maker(ToolCall)
-_observation = maker(Observation)
 _usage = maker(Usage)
 _logprobs = maker(Logprobs)
 _totals = maker(Totals)
@@ -169,7 +167,12 @@ CONTROL_TOOLS = {"finish", "submit", "mark_task_complete", "task_complete", "com
 
 def tool_call(name: str, arguments: Any, call_id: str | None = None) -> ToolCall:
     """A ``ToolCall`` with ``kind`` and ``command`` derived from the tool name and arguments."""
-    args = parse_args(arguments)
+    args = arguments
+    if isinstance(arguments, str):  # ``parse_args``, inline: this runs for every call
+        try:
+            args = orjson.loads(arguments)
+        except orjson.JSONDecodeError:
+            pass
     kind, command = "other", None
     a = args if isinstance(args, dict) else {}
     if name in SHELL_TOOLS:
@@ -183,29 +186,11 @@ def tool_call(name: str, arguments: Any, call_id: str | None = None) -> ToolCall
     elif name == "bash_command" and "keystrokes" in a:  # Terminus
         kind, command = "keystrokes", as_str(a.get("keystrokes"))
     return _tool_call(
-        id=None if call_id is None else str(call_id),
-        name=str(name),
+        id=call_id if call_id is None or call_id.__class__ is str else str(call_id),
+        name=name if name.__class__ is str else str(name),
         arguments=args,
         command=command,
         kind=kind,
-    )
-
-
-def observation(
-    call_id: str | None = None,
-    text: str | None = None,
-    exit_code: int | None = None,
-    is_error: bool | None = None,
-    timed_out: bool | None = None,
-) -> Observation:
-    return _observation(
-        call_id=call_id if call_id is None or call_id.__class__ is str else str(call_id),
-        text=text if text is None or text.__class__ is str else as_str(text),
-        exit_code=exit_code
-        if exit_code is None or exit_code.__class__ is int
-        else as_int(exit_code),
-        is_error=is_error if type(is_error) is bool else None,
-        timed_out=timed_out if type(timed_out) is bool else None,
     )
 
 
@@ -216,39 +201,34 @@ def _ts(v: Any) -> str | None:
     return str(v) if type(v) in (int, float) else as_str(v)
 
 
-def turn(
-    index: int,
-    *,
-    step: Any = None,
-    text: Any = None,
-    reasoning: Any = None,
-    tool_calls: Any = _MISSING,
-    observations: Any = _MISSING,
-    usage: Usage | None = None,
-    logprobs: Logprobs | None = None,
-    started_at: Any = None,
-    ended_at: Any = None,
-    latency_s: Any = None,
-    extra: Any = _MISSING,
-) -> Turn:
-    """A ``Turn`` built without validation; unspecified fields get their defaults. The scalar
-    fields are coerced here (a mistyped source value becomes ``None``, never a bad model)."""
-    return _turn(
-        index=index,
-        step=step if step is None or step.__class__ is int else as_int(step),
-        text=text if text is None or text.__class__ is str else _ts(text),
-        reasoning=reasoning if reasoning is None or reasoning.__class__ is str else _ts(reasoning),
-        tool_calls=tool_calls,
-        observations=observations,
-        usage=usage,
-        logprobs=logprobs,
-        started_at=started_at
-        if started_at is None or started_at.__class__ is str
-        else _ts(started_at),
-        ended_at=ended_at if ended_at is None or ended_at.__class__ is str else _ts(ended_at),
-        latency_s=latency_s,
-        extra=extra,
-    )
+def _none(v: Any) -> None:
+    return None
+
+
+# The per-call helpers are generated constructors with the coercions inlined (one call each,
+# no keyword dict packed or unpacked); a mistyped source value becomes None, never a bad model.
+observation = maker(
+    Observation,
+    {
+        "call_id": (str, str),
+        "text": (str, as_str),
+        "exit_code": (int, as_int),
+        "is_error": (bool, _none),
+        "timed_out": (bool, _none),
+    },
+)
+observation.__doc__ = "An ``Observation`` (call_id, text, exit_code, is_error, timed_out)."
+turn = maker(
+    Turn,
+    {
+        "step": (int, as_int),
+        "text": (str, _ts),
+        "reasoning": (str, _ts),
+        "started_at": (str, _ts),
+        "ended_at": (str, _ts),
+    },
+)
+turn.__doc__ = "A ``Turn`` (index, then its fields as keywords); unspecified fields get defaults."
 
 
 def setf(obj: Any, name: str, value: Any) -> None:

@@ -31,7 +31,7 @@ _SLOTS = {
 }
 
 
-def _source(cls: type) -> tuple[str, dict[str, Any]]:
+def _source(cls: type, coerce: dict[str, tuple[type, Callable]]) -> tuple[str, dict[str, Any]]:
     """The text of ``make`` for ``cls`` and the names it refers to."""
     env: dict[str, Any] = {
         "_new": object.__new__,
@@ -44,23 +44,33 @@ def _source(cls: type) -> tuple[str, dict[str, Any]]:
     }
     if getattr(cls, "__private_attributes__", None):
         raise TypeError(f"{cls.__name__} has private attributes; use model_construct")
+    fields = cls.__pydantic_fields__
+    unknown = set(coerce) - set(fields)
+    if unknown:
+        raise TypeError(f"{cls.__name__} has no field {sorted(unknown)[0]!r}")
+    # positional parameters in field order while every required field comes first
+    required = [f.is_required() for f in fields.values()]
+    positional = required == sorted(required, reverse=True)
     params, items = [], []
-    for i, (name, f) in enumerate(cls.__pydantic_fields__.items()):
+    for i, (name, f) in enumerate(fields.items()):
         if f.alias not in (None, name):
             raise TypeError(f"{cls.__name__}.{name} has an alias; use model_validate")
+        value = name
+        if name in coerce:  # the common type passes; anything else goes through the function
+            env[f"_t{i}"], env[f"_c{i}"] = coerce[name]
+            value = f"{name} if {name} is None or {name}.__class__ is _t{i} else _c{i}({name})"
         if f.default_factory is not None:
             env[f"_f{i}"] = f.default_factory
             params.append(f"{name}=_MISSING")
-            items.append(f"{name!r}: _f{i}() if {name} is _MISSING else {name}")
+            value = f"_f{i}() if {name} is _MISSING else {name}"
         elif f.is_required():
             params.append(name)
-            items.append(f"{name!r}: {name}")
         else:
             env[f"_d{i}"] = f.default
             params.append(f"{name}=_d{i}")
-            items.append(f"{name!r}: {name}")
+        items.append(f"{name!r}: {value}")
     body = (
-        f"def make(*, {', '.join(params)}):\n"
+        f"def make({'' if positional else '*, '}{', '.join(params)}):\n"
         "    m = _new(_cls)\n"
         f"    _set_dict(m, '__dict__', {{{', '.join(items)}}})\n"
         "    _fs(m, set())\n"
@@ -71,15 +81,20 @@ def _source(cls: type) -> tuple[str, dict[str, Any]]:
     return body, env
 
 
-def maker(cls: type) -> Callable[..., Any]:
+def maker(cls: type, coerce: dict[str, tuple[type, Callable]] | None = None) -> Callable[..., Any]:
     """The unvalidated constructor of ``cls`` (a pydantic model without aliases or private
-    attributes), generated on first use."""
-    make = _MAKERS.get(cls)
+    attributes), generated on first use. Its parameters follow the field order (positional
+    too, while every required field comes first). ``coerce`` maps a field to ``(type,
+    function)``: a value of exactly that type, or None, is stored as given, anything else as
+    ``function(value)`` (an importer's coercion, inlined so a helper costs one call)."""
+    make = _MAKERS.get(cls) if coerce is None else None
     if make is None:
-        body, env = _source(cls)
+        body, env = _source(cls, coerce or {})
         exec(body, env)  # noqa: S102 - our own text, built from the model's field names
-        make = _MAKERS[cls] = env["make"]
+        make = env["make"]
         make.__qualname__ = f"make_{cls.__name__}"
+        if coerce is None:
+            _MAKERS[cls] = make
     return make
 
 
