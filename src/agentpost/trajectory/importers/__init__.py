@@ -76,13 +76,21 @@ class _Head:
     def has(self, key: bytes, value: bytes = b"", deep: bool = False) -> bool:
         """``"key": value`` with or without the space JSON writers put after the colon."""
         end = self.full if deep else self.near
-        find = self.raw.find
-        if not value:
-            return find(b'"%s"' % key, 0, end) >= 0
-        return (
-            find(b'"%s":%s' % (key, value), 0, end) >= 0
-            or find(b'"%s": %s' % (key, value), 0, end) >= 0
-        )
+        raw, quoted = self.raw, b'"%s"' % key
+        i = raw.find(quoted, 0, end)
+        if not value or i < 0:
+            return i >= 0
+        # one scan for the key, then each occurrence's colon and value (not a scan per form)
+        n = len(quoted)
+        while i >= 0:
+            j = i + n + 1  # past the colon
+            if raw[i + n : j] == b":" and (
+                (raw.startswith(value, j) and j + len(value) <= end)
+                or (raw.startswith(b" " + value, j) and j + 1 + len(value) <= end)
+            ):
+                return True
+            i = raw.find(quoted, i + 1, end)
+        return False
 
     def near_has(self, marker: bytes) -> bool:
         return self.raw.find(marker, 0, self.near) >= 0

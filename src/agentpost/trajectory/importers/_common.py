@@ -32,8 +32,8 @@ from agentpost.trajectory.model import (
 )
 
 _tool_call = maker(ToolCall)
-_usage = maker(Usage)
-_logprobs = maker(Logprobs)
+_usage = new_usage = maker(Usage)  # per-call constructors for the importers' hot loops
+_logprobs = new_logprobs = maker(Logprobs)
 _totals = maker(Totals)
 _MISSING = MISSING
 

@@ -53,8 +53,7 @@ def _reasoning(m: dict) -> int | None:
 def _usage(m: Any) -> Usage | None:
     if not isinstance(m, dict):
         return None
-    return c.construct(
-        Usage,
+    return c.new_usage(
         input_tokens=c.as_int(m.get("prompt_tokens")),
         cached_tokens=c.as_int(m.get("cached_tokens")),
         output_tokens=c.as_int(m.get("completion_tokens")),
@@ -85,8 +84,7 @@ def _logprobs(m: Any, ctx: c.Ctx, where: str) -> Logprobs | None:
     ids, lps, pids = m.get("completion_token_ids"), m.get("logprobs"), m.get("prompt_token_ids")
     if not (ids or lps or pids):
         return None
-    return c.construct(
-        Logprobs,
+    return c.new_logprobs(
         tokens=None,
         chosen=_checked(_FLOATS, lps, ctx, f"{where}.logprobs"),
         top_logprobs=None,
@@ -206,8 +204,7 @@ def convert(data: Any, ctx: c.Ctx, keep_raw: bool = False) -> list[Trajectory]:
     fm = data.get("final_metrics") if isinstance(data.get("final_metrics"), dict) else {}
     run_total = None
     if fm and not any(t.usage for t in turns):
-        run_total = c.construct(
-            Usage,
+        run_total = c.new_usage(
             input_tokens=c.as_int(fm.get("total_prompt_tokens")),
             cached_tokens=c.as_int(fm.get("total_cached_tokens")),
             output_tokens=c.as_int(fm.get("total_completion_tokens")),

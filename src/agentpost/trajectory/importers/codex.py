@@ -85,8 +85,7 @@ def _output(p: dict) -> Any:
 def _usage(u: Any) -> Usage | None:
     if not isinstance(u, dict):
         return None
-    return c.construct(
-        Usage,
+    return c.new_usage(
         input_tokens=c.as_int(u.get("input_tokens")),
         cached_tokens=c.as_int(u.get("cached_input_tokens")),
         output_tokens=c.as_int(u.get("output_tokens")),

@@ -18,7 +18,7 @@ import re
 from typing import Any
 
 from agentpost.trajectory.importers import _common as c
-from agentpost.trajectory.model import Trajectory, Usage
+from agentpost.trajectory.model import Trajectory
 
 NAME = "gemini-cli"
 SHELL = {"run_shell_command"}
@@ -80,8 +80,7 @@ def convert(data: Any, ctx: c.Ctx, keep_raw: bool = False) -> list[Trajectory]:
         usage = None
         if tok:
             out, thoughts = c.as_int(tok.get("output")), c.as_int(tok.get("thoughts"))
-            usage = c.construct(
-                Usage,
+            usage = c.new_usage(
                 input_tokens=c.as_int(tok.get("input")),
                 cached_tokens=c.as_int(tok.get("cached")),
                 output_tokens=None if out is None else out + (thoughts or 0),

@@ -31,13 +31,17 @@ LEGACY_TOOLS = {"run": "execute_bash", "edit": "str_replace_editor", "finish": "
 
 
 def _cumulative(ev: dict) -> tuple | None:
-    acc = (ev.get("llm_metrics") or {}).get("accumulated_token_usage")
+    metrics = ev.get("llm_metrics") or {}
+    acc = metrics.get("accumulated_token_usage")
     if not isinstance(acc, dict):
         return None
-    cost = (ev.get("llm_metrics") or {}).get("accumulated_cost")
-    keys = ("prompt_tokens", "cache_read_tokens", "completion_tokens")
     # a counter the source does not keep stays None (its difference is unknown, not 0)
-    return tuple(c.as_int(acc.get(k)) for k in keys) + (c.as_float(cost),)
+    return (
+        c.as_int(acc.get("prompt_tokens")),
+        c.as_int(acc.get("cache_read_tokens")),
+        c.as_int(acc.get("completion_tokens")),
+        c.as_float(metrics.get("accumulated_cost")),
+    )
 
 
 def _legacy_call(ev: dict) -> Any:
@@ -108,8 +112,7 @@ class _Builder:
                     None if a is None else a - (b or 0)
                     for a, b in zip(cum, self.last_cum, strict=True)
                 ]
-                usage = c.construct(
-                    Usage,
+                usage = c.new_usage(
                     input_tokens=d[0],
                     cached_tokens=d[1],
                     output_tokens=d[2],
@@ -200,7 +203,6 @@ class _Builder:
                 raise ctx.fail(f"{where}[{i}].source", "missing required field")
             if "action" in ev:
                 last_action = ev.get("id")
-            if "action" in ev:
                 act = ev["action"]
                 if act == "system":
                     self.system = c.as_str((ev.get("args") or {}).get("content")) or ev.get(

@@ -22,7 +22,6 @@ from typing import Any
 import orjson
 
 from agentpost.trajectory.importers import _common as c
-from agentpost.trajectory.model import Usage
 
 NAME = "openhands-v1"
 # The SDK's persistence layout (``openhands.sdk.conversation.persistence_const``)
@@ -55,8 +54,7 @@ class _Builder:
         usage = None
         if self.snap is not None:
             d = [a - b for a, b in zip(self.snap, self.at_last_turn, strict=True)]
-            usage = c.construct(
-                Usage,
+            usage = c.new_usage(
                 input_tokens=d[0],
                 cached_tokens=d[1],
                 output_tokens=d[2],
