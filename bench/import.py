@@ -10,7 +10,8 @@ in the content, an id prefix of the same byte length class), then times, over th
 
 and prints MB/s and the ratios loads_time / import_time. The three are timed file by file in
 one interleaved pass (so a busy shared machine slows both sides alike), under the same GC pause
-``import_paths`` uses. ``--profile`` adds a cProfile of the import pass. ``--workers N`` adds
+``import_paths`` uses; the loads/import ratio is also given in this thread's CPU time, which a
+busy machine disturbs less than wall time. ``--profile`` adds a cProfile of the import pass. ``--workers N`` adds
 the wall-clock time of ``iter_import(..., workers=N)`` over the whole corpus (a separate
 number: N processes against one ``orjson.loads`` thread is no like-for-like ratio).
 ``--big K`` then builds a corpus K times as large and runs ``agentpost import`` on it in a
@@ -80,31 +81,37 @@ def _loads(path: Path, raw: bytes) -> None:
         orjson.loads(raw)
 
 
-def measure(paths: list[Path], keep_raw: bool) -> tuple[float, float, float, int, int]:
+def measure(
+    paths: list[Path], keep_raw: bool
+) -> tuple[float, float, float, int, int, float, float]:
     """One pass, interleaved per file so both sides see the same machine load and caches:
     ``orjson.loads`` of the file's bytes, then ``import_file`` of it (which reads and parses
     it again), then the canonical serialisation. Returns (loads, import, dump) seconds,
-    trajectories and output bytes. Runs under the same GC pause as ``import_paths``."""
-    t_loads = t_imp = t_dump = 0.0
+    trajectories, output bytes, and the loads and import seconds again as this thread's CPU
+    time (``thread_time``: on a machine whose cores other jobs share, wall time also counts
+    the waits for a core, which hit the side with more system calls and allocations harder).
+    Runs under the same GC pause as ``import_paths``."""
+    t_loads = t_imp = t_dump = c_loads = c_imp = 0.0
     n_traj = out_bytes = 0
-    clock = time.perf_counter
+    clock, cpu = time.perf_counter, time.thread_time
     with paused_gc():
         for p in paths:
             raw = p.read_bytes()
-            t0 = clock()
+            c0, t0 = cpu(), clock()
             _loads(p, raw)
-            t1 = clock()
+            t1, c1 = clock(), cpu()
             try:
                 trajs = import_file(p, None, keep_raw)
             except NotATrajectory:
                 trajs = []
-            t2 = clock()
+            t2, c2 = clock(), cpu()
             for t in trajs:
                 out_bytes += len(dumps(t)) + 1
             t3 = clock()
             t_loads, t_imp, t_dump = t_loads + t1 - t0, t_imp + t2 - t1, t_dump + t3 - t2
+            c_loads, c_imp = c_loads + c1 - c0, c_imp + c2 - c1
             n_traj += len(trajs)
-    return t_loads, t_imp, t_dump, n_traj, out_bytes
+    return t_loads, t_imp, t_dump, n_traj, out_bytes, c_loads, c_imp
 
 
 def load() -> str:
@@ -163,6 +170,8 @@ def main() -> None:
         t_loads, t_imp, t_dump = (sum(r[i] for r in rounds) / len(rounds) for i in range(3))
         n_traj, out_bytes = rounds[0][3], rounds[0][4]
         ratios = [r[0] / r[1] for r in rounds]
+        cpu_ratios = [r[5] / r[6] for r in rounds]
+        c_loads, c_imp = (sum(r[i] for r in rounds) for i in (5, 6))
         print(
             f"corpus: {mb:.1f} MB in {nfiles} files, {n_traj} trajectories "
             f"(keep_raw={args.keep_raw}; mean of {args.repeat} interleaved rounds)"
@@ -171,6 +180,10 @@ def main() -> None:
         print(
             f"import       : {t_imp:7.2f} s  {mb / t_imp:8.1f} MB/s  ratio {t_loads / t_imp:.3f}"
             f"  (per round: {', '.join(f'{x:.3f}' for x in ratios)}; {load()})"
+        )
+        print(
+            f"import (CPU) : ratio {c_loads / c_imp:.3f} of orjson.loads' CPU time"
+            f"  (per round: {', '.join(f'{x:.3f}' for x in cpu_ratios)})"
         )
         t_all = t_imp + t_dump
         print(
