@@ -16,7 +16,7 @@ import orjson
 
 from agentpost import __version__
 from agentpost.errors import InputError
-from agentpost.trajectory.importers._construct import MISSING, construct, maker
+from agentpost.trajectory.importers._construct import construct, maker
 from agentpost.trajectory.model import (
     Logprobs,
     Observation,
@@ -35,7 +35,6 @@ _tool_call = maker(ToolCall)
 _usage = new_usage = maker(Usage)  # per-call constructors for the importers' hot loops
 _logprobs = new_logprobs = maker(Logprobs)
 _totals = maker(Totals)
-_MISSING = MISSING
 
 
 class NotATrajectory(Exception):  # noqa: N818 - a signal, not an error
