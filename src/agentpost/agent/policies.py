@@ -26,10 +26,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Generator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from agentpost.agent.loop import SUBMIT_COMMAND
+from agentpost.agent.formats import get_format
+from agentpost.agent.run import Agent
 from agentpost.agent.scripted import ScriptedModel
 from agentpost.efficiency.behaviours import command_is_read_only
 from agentpost.errors import InputError
@@ -141,6 +143,7 @@ def policy_model(name: str, task: Task, mode: str = "tools") -> ScriptedModel:
             None, "--policy", f"unknown policy {name!r}; choose from {', '.join(sorted(POLICIES))}"
         )
     plan = POLICIES[name](task)
+    fmt = get_format(mode)  # the reply in the loop's action format (any format with a reply())
     started = False
 
     def reply(messages: list[dict[str, Any]]) -> dict[str, Any]:
@@ -150,11 +153,21 @@ def policy_model(name: str, task: Task, mode: str = "tools") -> ScriptedModel:
         except StopIteration:
             thought, cmd = "Done.", SUBMIT
         started = True
-        if mode == "text":
-            cmd = SUBMIT_COMMAND if cmd is SUBMIT else cmd
-            return {"content": f"{thought}\n\n```bash\n{cmd}\n```"}
-        if cmd is SUBMIT:
-            return {"content": thought, "tool_calls": [{"name": "submit", "arguments": {}}]}
-        return {"content": thought, "tool_calls": [{"name": "bash", "arguments": {"command": cmd}}]}
+        return fmt.reply(thought, None if cmd is SUBMIT else cmd)
 
     return ScriptedModel(reply, name=f"scripted/{name}")
+
+
+def policy_agents(names: list[str] | None, mode: str = "tools") -> list[Agent]:
+    """One ``Agent`` per policy name (None or ``["all"]``: every policy, in ``POLICIES`` order),
+    labelled ``scripted/<name>``, replying in action format ``mode``. What ``agentpost run
+    --policy`` and the demo's stages run."""
+    chosen = list(POLICIES) if names in (None, ["all"]) else list(names)
+    for n in chosen:
+        if n not in POLICIES:
+            raise InputError(
+                None,
+                "--policy",
+                f"unknown policy {n!r}; choose from {', '.join(sorted(POLICIES))} or all",
+            )
+    return [Agent(f"scripted/{n}", partial(policy_model, n, mode=mode)) for n in chosen]
