@@ -1,5 +1,5 @@
-"""The demo's file helpers: indented JSON and JSON lines written whole or not at all, and the
-content hash a cheap stage is recomputed by.
+"""The demo's file helpers: indented JSON written whole or not at all, and the content hash a
+cheap stage is recomputed by.
 
 Layer: io.
 """
@@ -19,14 +19,6 @@ def write_json(path: Path, data: Any) -> None:
     tmp = path.with_name(path.name + ".tmp")
     opt = orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
     tmp.write_bytes(orjson.dumps(data, default=str, option=opt))
-    tmp.replace(path)
-
-
-def write_lines(path: Path, rows: list[Any]) -> None:
-    """``rows`` as JSON lines, written to a temporary name and renamed."""
-    tmp = path.with_name(path.name + ".tmp")
-    opt = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
-    tmp.write_bytes(b"".join(orjson.dumps(r, default=str, option=opt) + b"\n" for r in rows))
     tmp.replace(path)
 
 

@@ -6,7 +6,6 @@ Layer: edges.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
@@ -30,13 +29,12 @@ def demo_command(
 ) -> None:
     """Run scripted security agents on the suite, then grade, annotate and attribute.
 
-    Writes trajectories.jsonl, grades.jsonl, annotations.jsonl, labels.jsonl and summary.json (metrics and attribution) under OUT.
+    Writes trajectories.jsonl, grades.jsonl, annotations.jsonl, labels.jsonl, summary.json (metrics, per-CWE tables and attribution) and attribution.json under OUT.
     """
+    from agentpost.security.demo_output import write_demo
     from agentpost.security.pipeline import scripted_demo
-    from agentpost.security.records import write_records
     from agentpost.security.scripted import choose_agents
     from agentpost.security.suite import load_suite, select_tasks
-    from agentpost.trajectory.io import write_jsonl
 
     chosen = load_suite(suite)
     try:
@@ -49,10 +47,5 @@ def demo_command(
         raise InputError(None, "--agent", str(e)) from None
     out.mkdir(parents=True, exist_ok=True)  # before the work: an unwritable -o fails at once
     res = scripted_demo(chosen, sandbox_backend(backend), workers=workers, agents=names)
-    write_jsonl(out / "trajectories.jsonl", res["trajectories"])
-    for name in ("grades", "annotations", "labels"):
-        write_records(out / f"{name}.jsonl", res[name])
-    summary = {"format": "agentpost.security.demo-summary/1",  # as `agentpost demo` writes it
-               **{k: res[k] for k in ("producer", "metrics", "per_cwe", "attribution")}}  # fmt: skip
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
+    write_demo(out, res, chosen)  # what `agentpost demo` writes under security/
     echo({"out": str(out), "metrics": res["metrics"]})
