@@ -179,3 +179,33 @@ def test_package_import_is_light() -> None:
     code = "import sys, agentpost.cli; bad = {'torch','trl','verl','ray','transformers'} & set(sys.modules); print(sorted(bad))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# Rooms that serve every method import none of the methods: judges are transports, the call path
+# and voting; each method (verification/ = SCVD, security/ = SecureVibe) owns its prompt, parser
+# and view. (A name in a component table is a string, resolved at run time: not an import.)
+ROOM_RULES = {"agentpost.judges": ("agentpost.verification", "agentpost.security")}
+
+
+def room_violations(source: str, module: str, is_pkg: bool = False) -> list[str]:
+    """Imports of ``module`` that reach a room its own room may not import."""
+    out = []
+    for room, banned in ROOM_RULES.items():
+        if module == room or module.startswith(room + "."):
+            for name, _top in _imports(ast.parse(source), module, is_pkg):
+                out += [f"{module} imports {name}" for b in banned if name.startswith(b + ".")]
+    return out
+
+
+def test_shared_rooms_import_no_method() -> None:
+    found = [
+        v
+        for p in _modules()
+        for v in room_violations(p.read_text(), _dotted(p), p.name == "__init__.py")
+    ]
+    assert found == []
+    # the rule can fail, lazily imported or not
+    bad = "def f():\n    from agentpost.verification.heuristic import annotate"
+    assert room_violations(bad, "agentpost.judges.fake") == [
+        "agentpost.judges.fake imports agentpost.verification.heuristic.annotate"
+    ]

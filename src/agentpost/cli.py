@@ -28,6 +28,7 @@ AREAS = [
     "scvd",
     "security",
     "train",
+    "demo",
     "report",
     "summary",
     "lab",

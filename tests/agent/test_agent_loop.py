@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agentpost.agent.loop import SUBMIT_COMMAND, AgentLoop, LoopConfig, truncate
+from agentpost.agent.formats import SUBMIT_COMMAND
+from agentpost.agent.loop import AgentLoop, LoopConfig, truncate
 from agentpost.agent.loopback import LoopbackServer
 from agentpost.agent.model import ModelRequestError
 from agentpost.agent.policies import write_and_run

@@ -137,3 +137,17 @@ def test_unknown_policy_is_an_input_error() -> None:
     task = load_task(bundled_suite_path() / "csv-to-json")
     with pytest.raises(InputError, match="unknown policy"):
         policy_model("reckless", task)
+
+
+def test_a_policy_is_chosen_by_name_or_by_path_through_the_one_loader() -> None:
+    from agentpost.agent.policies import hasty, policy_agents, policy_plan
+
+    assert policy_plan("hasty") is hasty is policy_plan("agentpost.agent.policies:hasty")
+    with pytest.raises(InputError, match="choose from careful, hasty, wasteful"):
+        policy_plan("reckless")
+    with pytest.raises(InputError, match="cannot load policy 'no_such_mod:plan'"):
+        policy_agents(["careful", "no_such_mod:plan"])  # before any rollout
+    with pytest.raises(InputError, match="names no plan function"):
+        policy_plan("agentpost.agent.policies:WASTE_TURNS")
+    labels = [a.label for a in policy_agents(["all"])]
+    assert labels == [f"scripted/{n}" for n in POLICIES]

@@ -33,7 +33,7 @@ needs_chromium = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str], float]:
-    from agentpost.demo import run_demo
+    from agentpost.demo.pipeline import run_demo
 
     out = tmp_path_factory.mktemp("demo")
     lines: list[str] = []
@@ -140,7 +140,7 @@ def test_demo_writes_every_stage_and_ends_with_the_report(demo_dir) -> None:
 
 
 def test_demo_resumes_without_repeating_finished_work(demo_dir) -> None:
-    from agentpost.demo import run_demo
+    from agentpost.demo.pipeline import run_demo
 
     path, _, _ = demo_dir
     before = (path.parent / "run/trajectories.jsonl").read_bytes()
@@ -166,9 +166,39 @@ def test_demo_cli_prints_the_report_path_last(demo_dir) -> None:
         "-o",
         str(path.parent),
     ]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    backend = "agentpost.sandbox.bwrap:BwrapBackend"  # the option reaches every stage
+    proc = subprocess.run([*cmd, "--backend", backend], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == str(path)
+    meta = json.loads((path.parent / "demo.json").read_text())
+    assert meta["producer"]["args"]["backend"] == backend
+    assert (
+        json.loads((path.parent / "run/run.json").read_text())["producer"]["args"]["backend"]
+        == backend
+    )
+    diag = json.loads((path.parent / "diagnose/metrics.json").read_text())
+    assert diag["producer"]["args"]["backend"] == backend
+    bad = subprocess.run([*cmd, "--backend", "nope"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "unknown sandbox backend 'nope'" in bad.stderr
+
+
+def test_the_import_stage_writes_what_agentpost_import_writes(demo_dir, tmp_path) -> None:
+    """The demo's import.json is the document `agentpost import --summary` writes, from the
+    same function: the same counts and formats for the same input."""
+    out = demo_dir[0].parent
+    summary, dest = tmp_path / "summary.json", tmp_path / "t.jsonl"
+    cmd = [sys.executable, "-c", "from agentpost.cli import main; main()", "import",
+           str(out / "run/trajectories.jsonl"), "-o", str(dest), "--summary", str(summary)]  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    mine, demo = json.loads(summary.read_text()), json.loads((out / "import.json").read_text())
+
+    def counts(doc: dict) -> dict:
+        return {k: v for k, v in doc.items() if k not in ("producer", "out")}
+
+    assert counts(mine) == counts(demo) and mine["format"] == "agentpost.import/1"
+    assert mine["producer"]["name"] == demo["producer"]["name"] == "agentpost import"
+    assert dest.read_bytes() == (out / "trajectories.jsonl").read_bytes()
 
 
 def test_report_sections_carry_their_producers(demo_dir) -> None:

@@ -85,7 +85,8 @@ def _has(p):
 
 
 def test_the_agent_sees_why_its_command_was_killed():
-    from agentpost.agent.loop import SUBMIT_COMMAND, AgentLoop, LoopConfig
+    from agentpost.agent.formats import SUBMIT_COMMAND
+    from agentpost.agent.loop import AgentLoop, LoopConfig
     from agentpost.agent.scripted import ScriptedModel
 
     model = ScriptedModel(["```bash\nyes\n```", f"```bash\n{SUBMIT_COMMAND}\n```"])

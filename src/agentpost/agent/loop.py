@@ -4,10 +4,10 @@ Readable in one sitting, after mini-swe-agent. The conversation is a system prom
 instruction; each step asks the model once, runs the actions it chose inside the sandbox (work
 directory from the task) and feeds the observations back, truncated past a limit with a marker.
 
-Two action modes:
-- ``tools``: the model calls a ``bash`` tool (``{"command": ...}``) and a ``submit`` tool;
-- ``text``: for models without tool calling, the reply holds exactly one fenced ```` ```bash ````
-  block, and the block ``echo AGENTPOST_SUBMIT`` submits.
+The action format (``LoopConfig.mode``: ``tools``, ``text``, or a ``module:Class`` path) is one
+object, ``agent.formats.ActionFormat``: it says which tools the model gets, reads the actions
+from each reply and renders what they did back into the conversation; the loop itself only runs
+the actions. Its hooks are the public override points for a new format.
 
 It stops on submit, the step limit, the cost limit, the wall-clock timeout (checked between
 turns, so a running command may overrun it by up to ``command_timeout_s``; a model request is
@@ -40,16 +40,16 @@ import time
 import uuid
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
 from agentpost import __version__
+from agentpost.agent.formats import get_format
 from agentpost.agent.model import (
     CallLimits,
     Completion,
     Interrupted,
     Model,
     ModelRequestError,
-    ToolCallRequest,
     call_limits,
 )
 from agentpost.errors import AgentpostError, BudgetExceeded, InfraError
@@ -64,38 +64,11 @@ from agentpost.trajectory.model import (
     compute_totals,
 )
 
-SUBMIT_COMMAND = "echo AGENTPOST_SUBMIT"
 SYSTEM_PROMPT = (
     "You are a careful software engineer working in a Linux shell. Solve the task by running "
     "commands; each command runs in a fresh shell in the work directory. Verify your work "
     "before you submit."
 )
-TOOLS_GUIDE = "Use the bash tool to run commands. When you are done, call the submit tool."
-TEXT_GUIDE = (
-    "Reply with a short thought and exactly one ```bash block holding the command to run. "
-    f"When you are done, reply with the block `{SUBMIT_COMMAND}` alone."
-)
-BASH_TOOL = {
-    "type": "function",
-    "function": {
-        "name": "bash",
-        "description": "Run a bash command in the work directory and return its output.",
-        "parameters": {
-            "type": "object",
-            "properties": {"command": {"type": "string", "description": "The command to run."}},
-            "required": ["command"],
-        },
-    },
-}
-SUBMIT_TOOL = {
-    "type": "function",
-    "function": {
-        "name": "submit",
-        "description": "Finish the task: your work directory is graded as it is now.",
-        "parameters": {"type": "object", "properties": {}},
-    },
-}
-_BASH_BLOCK = re.compile(r"```(?:bash|sh)\s*\n(.*?)```", re.S)
 # A 400 that says the conversation no longer fits (vLLM, OpenAI, SGLang wordings).
 _CONTEXT_FULL = re.compile(
     r"context length|context window|context_length_exceeded|too many tokens", re.I
@@ -104,7 +77,7 @@ _CONTEXT_FULL = re.compile(
 
 @dataclass
 class LoopConfig:
-    mode: Literal["tools", "text"] = "tools"
+    mode: str = "tools"  # an action format: tools | text | package.module:Class
     step_limit: int = 50
     cost_limit_usd: float | None = None  # over turns' usage.cost_usd; an unknown cost counts 0
     timeout_s: float | None = None  # wall clock for the whole rollout
@@ -116,8 +89,10 @@ class LoopConfig:
     def __post_init__(self) -> None:
         """Reject a config that could only fail every turn (e.g. ``mode="txt"``), naming the
         field; the CLI turns the ``ValueError`` into a one-line input error."""
-        if self.mode not in ("tools", "text"):
-            raise ValueError(f"LoopConfig.mode must be tools or text, got {self.mode!r}")
+        try:
+            get_format(self.mode)
+        except ValueError as e:
+            raise ValueError(f"LoopConfig.mode must name an action format: {e}") from None
         if self.step_limit < 1:
             raise ValueError(f"LoopConfig.step_limit must be at least 1, got {self.step_limit}")
         for name in ("cost_limit_usd", "timeout_s", "command_timeout_s"):
@@ -143,37 +118,19 @@ def truncate(text: str, limit: int) -> str:
     return f"{text[:half]}\n[... {cut} characters truncated ...]\n{text[-half:]}"
 
 
-def _actions_from_tools(comp: Completion) -> tuple[list[ToolCall], str | None]:
-    calls = []
-    for j, c in enumerate(comp.tool_calls):
-        cid = c.id or f"call_{uuid.uuid4().hex[:8]}_{j}"
-        calls.append(_classify(c, cid))
-    return calls, None if calls else "No tool call. Use the bash tool, or call submit when done."
-
-
-def _classify(c: ToolCallRequest, cid: str) -> ToolCall:
-    if c.name == "submit":
-        return ToolCall(id=cid, name="submit", arguments=c.parsed, kind="control")
-    cmd = c.parsed.get("command") if isinstance(c.parsed, dict) else None
-    if c.name != "bash" or not isinstance(cmd, str):
-        return ToolCall(id=cid, name=c.name, arguments=c.parsed or c.arguments, kind="other")
-    kind = "control" if cmd.strip() == SUBMIT_COMMAND else "shell"
-    return ToolCall(id=cid, name="bash", arguments=c.parsed, command=cmd, kind=kind)
-
-
-def _actions_from_text(comp: Completion) -> tuple[list[ToolCall], str | None]:
-    blocks = _BASH_BLOCK.findall(comp.text or "")
-    if len(blocks) != 1:
-        return [], f"Found {len(blocks)} ```bash blocks; reply with exactly one."
-    cmd = blocks[0].strip()
-    kind = "control" if cmd.splitlines()[:1] == [SUBMIT_COMMAND] else "shell"
-    return [
-        ToolCall(id=None, name="bash", arguments={"command": cmd}, command=cmd, kind=kind)
-    ], None
-
-
 class AgentLoop:
-    """One rollout of ``model`` on ``instruction`` inside ``sandbox``."""
+    """One rollout of ``model`` on ``instruction`` inside ``sandbox``.
+
+    Override points (public; a subclass may replace any of them):
+
+    - ``format``: the ``ActionFormat`` (set from ``config.mode``): tools, parsing, rendering;
+    - ``drive(messages, tools, turns, workdir, traj_id, t0)``: the step loop from any
+      conversation (``run`` starts it from the task; SCVD's teacher continues a student's);
+    - ``stop_reason(turns, t0)``: the limits checked before every model call;
+    - ``act(comp, turn, messages, workdir, traj_id)``: one reply's actions and observations;
+    - ``observe(call, turn, workdir, traj_id, j)``: one action's ``Observation`` (runs a shell
+      call in the sandbox, answers a submit or an unknown tool).
+    """
 
     def __init__(self, model: Model, sandbox: Sandbox, config: LoopConfig | None = None, stop=None):
         """``stop``: a ``threading.Event`` the runner sets to end the rollout early (it is then
@@ -181,6 +138,7 @@ class AgentLoop:
         self.model = model
         self.sandbox = sandbox
         self.config = config or LoopConfig()
+        self.format = get_format(self.config.mode)
         self.stop = stop
 
     def _check_stop(self) -> None:
@@ -198,8 +156,7 @@ class AgentLoop:
     ) -> Trajectory:
         cfg = self.config
         traj_id = traj_id or uuid.uuid4().hex
-        tools = [BASH_TOOL, SUBMIT_TOOL] if cfg.mode == "tools" else None
-        guide = TOOLS_GUIDE if cfg.mode == "tools" else TEXT_GUIDE
+        tools, guide = self.format.tools(), self.format.guide
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": cfg.system_prompt},
             {
@@ -209,7 +166,7 @@ class AgentLoop:
         ]
         turns: list[Turn] = []
         t0 = time.monotonic()
-        status, error = self._drive(messages, tools, turns, workdir, traj_id, t0)
+        status, error = self.drive(messages, tools, turns, workdir, traj_id, t0)
         traj = Trajectory(
             id=traj_id, task_id=task_id, agent="agentpost", agent_version=__version__,
             model=self.model.name, run_id=run_id, instruction=instruction,
@@ -222,7 +179,7 @@ class AgentLoop:
             traj.metadata["error"] = error
         return traj
 
-    def _stop_reason(self, turns: list[Turn], t0: float) -> str | None:
+    def stop_reason(self, turns: list[Turn], t0: float) -> str | None:
         cfg = self.config
         if len(turns) >= cfg.step_limit:
             return "step_limit"
@@ -234,7 +191,7 @@ class AgentLoop:
                 return "cost_limit"
         return None
 
-    def _drive(
+    def drive(
         self,
         messages: list[dict[str, Any]],
         tools: list[dict[str, Any]] | None,
@@ -249,7 +206,7 @@ class AgentLoop:
         cfg = self.config
         deadline = None if cfg.timeout_s is None else t0 + cfg.timeout_s
         while True:
-            stop = self._stop_reason(turns, t0)
+            stop = self.stop_reason(turns, t0)
             if stop:
                 return stop, None
             self._check_stop()
@@ -271,12 +228,12 @@ class AgentLoop:
                 call_limits.reset(token)
             turn = comp.to_turn(len(turns))
             turn.started_at, turn.ended_at = started, _now()
-            submitted = self._act(comp, turn, messages, workdir, traj_id)
+            submitted = self.act(comp, turn, messages, workdir, traj_id)
             turns.append(turn)
             if submitted:
                 return "submitted", None
 
-    def _act(
+    def act(
         self,
         comp: Completion,
         turn: Turn,
@@ -285,37 +242,23 @@ class AgentLoop:
         traj_id: str,
     ) -> bool:
         """Run the turn's actions, append their observations; True when the model submitted."""
-        text_mode = self.config.mode == "text"
-        calls, problem = _actions_from_text(comp) if text_mode else _actions_from_tools(comp)
-        if text_mode:
-            messages.append({"role": "assistant", "content": comp.text or ""})
-        else:
-            msg = comp.message()
-            for raw, call in zip(msg.get("tool_calls", []), calls, strict=True):
-                raw["id"] = call.id
-            messages.append(msg)
+        fmt = self.format
+        calls, problem = fmt.parse(comp)
+        messages.append(fmt.assistant_message(comp, calls))
         turn.tool_calls = calls
         if problem:
             turn.extra["format_error"] = problem
-            messages.append({"role": "user", "content": problem})
+            messages.append(fmt.problem_message(problem))
             return False
-        submitted, feedback = False, []
+        submitted = False
         for j, call in enumerate(calls):
             self._check_stop()
-            obs = self._observe(call, turn, workdir, traj_id, j)
-            turn.observations.append(obs)
+            turn.observations.append(self.observe(call, turn, workdir, traj_id, j))
             submitted = submitted or call.kind == "control"
-            if text_mode:
-                feedback.append(obs.text or "")
-            else:
-                messages.append(
-                    {"role": "tool", "tool_call_id": call.id, "content": obs.text or ""}
-                )
-        if text_mode and feedback:
-            messages.append({"role": "user", "content": "\n".join(feedback)})
+        messages.extend(fmt.observation_messages(calls, turn.observations))
         return submitted
 
-    def _observe(
+    def observe(
         self, call: ToolCall, turn: Turn, workdir: str, traj_id: str, j: int
     ) -> Observation:
         cfg = self.config

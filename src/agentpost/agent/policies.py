@@ -26,11 +26,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Generator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from agentpost.agent.loop import SUBMIT_COMMAND
+from agentpost.agent.formats import get_format
+from agentpost.agent.run import Agent
 from agentpost.agent.scripted import ScriptedModel
+from agentpost.components import resolve
 from agentpost.efficiency.behaviours import command_is_read_only
 from agentpost.errors import InputError
 from agentpost.tasks.model import Task
@@ -134,13 +137,23 @@ def _last_exit_code(messages: list[dict[str, Any]]) -> int | None:
     return int(m.group(1)) if m and m.group(1) != "None" else None
 
 
+def policy_plan(name: str) -> Callable[[Task], Plan]:
+    """The plan of policy ``name``: a ``POLICIES`` name, or a ``package.module:function`` path
+    to a plan of your own (the one component loader, ``agentpost.components``)."""
+    table = {n: f"{__name__}:{fn.__name__}" for n, fn in POLICIES.items()}
+    try:
+        plan = resolve(table, name, "policy")
+    except ValueError as e:
+        raise InputError(None, "--policy", str(e)) from None
+    if not callable(plan):
+        raise InputError(None, "--policy", f"policy {name!r} names no plan function")
+    return plan
+
+
 def policy_model(name: str, task: Task, mode: str = "tools") -> ScriptedModel:
     """A fresh scripted model for one rollout of policy ``name`` on ``task``."""
-    if name not in POLICIES:
-        raise InputError(
-            None, "--policy", f"unknown policy {name!r}; choose from {', '.join(sorted(POLICIES))}"
-        )
-    plan = POLICIES[name](task)
+    plan = policy_plan(name)(task)
+    fmt = get_format(mode)  # the reply in the loop's action format (any format with a reply())
     started = False
 
     def reply(messages: list[dict[str, Any]]) -> dict[str, Any]:
@@ -150,11 +163,16 @@ def policy_model(name: str, task: Task, mode: str = "tools") -> ScriptedModel:
         except StopIteration:
             thought, cmd = "Done.", SUBMIT
         started = True
-        if mode == "text":
-            cmd = SUBMIT_COMMAND if cmd is SUBMIT else cmd
-            return {"content": f"{thought}\n\n```bash\n{cmd}\n```"}
-        if cmd is SUBMIT:
-            return {"content": thought, "tool_calls": [{"name": "submit", "arguments": {}}]}
-        return {"content": thought, "tool_calls": [{"name": "bash", "arguments": {"command": cmd}}]}
+        return fmt.reply(thought, None if cmd is SUBMIT else cmd)
 
     return ScriptedModel(reply, name=f"scripted/{name}")
+
+
+def policy_agents(names: list[str] | None, mode: str = "tools") -> list[Agent]:
+    """One ``Agent`` per policy name (None or ``["all"]``: every policy, in ``POLICIES`` order),
+    labelled ``scripted/<name>``, replying in action format ``mode``. What ``agentpost run
+    --policy`` and the demo's stages run."""
+    chosen = list(POLICIES) if names in (None, ["all"]) else list(names)
+    for n in chosen:
+        policy_plan(n)  # an unknown name fails before any rollout starts
+    return [Agent(f"scripted/{n}", partial(policy_model, n, mode=mode)) for n in chosen]

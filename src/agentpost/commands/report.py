@@ -1,4 +1,4 @@
-"""`agentpost report RUN_DIR` and `agentpost demo [-o DIR]`.
+"""`agentpost report RUN_DIR`.
 
 Layer: edges.
 """
@@ -11,7 +11,6 @@ import typer
 
 
 def register(app: typer.Typer) -> None:
-    app.command("demo")(demo)
     app.command("report")(report)
 
 
@@ -37,44 +36,3 @@ def report(
         print(f"warning: {m}", file=sys.stderr)
 
     print(render_run_dir(run_dir, out, warn, compare_to=compare, agents=(agent_a, agent_b)))
-
-
-def demo(
-    out: Path = typer.Option(
-        Path("agentpost-demo"),
-        "-o",
-        "--out",
-        help="Output directory (reused: finished stages are skipped).",
-    ),
-    attempts: int = typer.Option(
-        1, "--attempts", min=1, help="Rollouts per task and reference policy."
-    ),
-    limit: int | None = typer.Option(
-        None, "--limit", min=1, help="Only the first N tasks of each bundled suite (a quick look)."
-    ),
-) -> None:
-    """Run every stage offline on the bundled suites and write JSON per stage plus report.html.
-
-    Scripted agents in bubblewrap sandboxes: no model, no network, no Docker.
-
-    The last line printed is the path of the report.
-    """
-    from rich.console import Console
-
-    from agentpost.demo import failed_stages, run_demo
-
-    console = Console(stderr=True, highlight=False)
-    path = run_demo(
-        out,
-        attempts=attempts,
-        limit=limit,
-        progress=lambda msg: console.print(f"· {msg}", markup=False),
-    )
-    failed = failed_stages(path.parent)
-    if failed:
-        console.print(
-            f"[red]stages that did not finish: {', '.join(failed)} (see demo.json and the report)[/red]"
-        )
-    print(path)  # the last line, whatever happened
-    if failed:
-        raise typer.Exit(1)

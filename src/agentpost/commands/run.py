@@ -47,20 +47,9 @@ def _agents(model: str | None, base_url: str | None, policies: list[str] | None,
             None, "--base-url", "--model needs --base-url (e.g. http://127.0.0.1:8000/v1)"
         )
     if policies:
-        from agentpost.agent.policies import POLICIES, policy_model
+        from agentpost.agent.policies import policy_agents
 
-        names = list(POLICIES) if policies == ["all"] else policies
-        for n in names:
-            if n not in POLICIES:
-                raise InputError(
-                    None,
-                    "--policy",
-                    f"unknown policy {n!r}; choose from {', '.join(sorted(POLICIES))} or all",
-                )
-        mode = kw["mode"]
-        return [
-            Agent(f"scripted/{n}", lambda t, n=n: policy_model(n, t, mode)) for n in names
-        ], None
+        return policy_agents(policies, kw["mode"]), None
     from agentpost.agent.preflight import api_key_from_env, check_base_url, preflight
     from agentpost.agent.transport import OpenAITransport, Prices, TransportConfig
 
@@ -104,7 +93,11 @@ def run(
     concurrency: int = typer.Option(
         2, "--concurrency", "-n", min=1, max=1024, help="Rollouts (and model calls) at once."
     ),
-    mode: str = typer.Option("tools", "--mode", help="tools | text (```bash blocks)."),
+    mode: str = typer.Option(
+        "tools",
+        "--mode",
+        help="Action format: tools | text (```bash blocks) | package.module:Class.",
+    ),
     step_limit: int = typer.Option(50, "--step-limit", min=1, max=1_000_000),
     timeout: float = typer.Option(
         None, "--timeout", help="Wall-clock seconds per rollout (default: the task's own)."
@@ -135,12 +128,15 @@ def run(
 ) -> None:
     """Run G rollouts per task, grade each with the task's evaluator, write trajectories."""
     args = dict(locals())
+    from agentpost.agent.formats import get_format
     from agentpost.agent.loop import LoopConfig
     from agentpost.agent.preflight import check_seconds
     from agentpost.agent.run import RunInterrupted, run_groups, write_summary
 
-    if mode not in ("tools", "text"):
-        raise InputError(None, "--mode", f"{mode!r}: choose tools or text")
+    try:  # the one loader's names: tools, text or a module:Class path
+        get_format(mode)
+    except ValueError as e:
+        raise InputError(None, "--mode", str(e)) from None
     for flag, value in (("--timeout", timeout), ("--request-timeout", request_timeout),
                         ("--command-timeout", command_timeout)):  # fmt: skip
         check_seconds(value, flag)

@@ -67,11 +67,15 @@ def check_command(
 
     Exits 1 unless every task scores oracle 1, no-op 0, wrong 0.
     """
+    from agentpost.components import resolve
+    from agentpost.sandbox.executors import EXECUTORS
     from agentpost.tasks.check import check_suite
     from agentpost.tasks.loader import load_suite
 
-    if executor not in ("local", "ray") and ":" not in executor:
-        raise InputError(None, "--executor", f"unknown executor {executor!r}; choose local or ray")
+    try:  # the one loader's check, before any sandbox starts (a path must import)
+        resolve(EXECUTORS, executor, "executor")
+    except ValueError as e:
+        raise InputError(None, "--executor", str(e)) from None
     errors: list[InputError] = []
     tasks = load_suite(suite_dir(suite), errors)
     if task_id:

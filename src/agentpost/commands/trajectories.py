@@ -32,53 +32,36 @@ def import_cmd(
     workers: int = typer.Option(
         1, "--workers", min=1, help="Import files in this many processes (large folders)."
     ),
+    summary: Path | None = typer.Option(
+        None, "--summary", help="Also write the import summary document (agentpost.import/1)."
+    ),
 ) -> None:
     """Import trajectories into one canonical JSONL file.
 
     Bad files are listed on stderr and make the exit status 1; the good ones are still written.
     """
-    from agentpost.errors import InputError
-    from agentpost.trajectory.importers import get_importer
-    from agentpost.trajectory.importing import SUFFIXES, ImportReport, iter_files, iter_import
-    from agentpost.trajectory.io import write_jsonl
+    from agentpost.trajectory.import_summary import import_to_file, write_import_summary
 
-    if fmt is not None:
-        get_importer(fmt)  # fail early on an unknown name
-    files = iter_files(paths, exclude=out)
-    if not files:
-        where = " ".join(map(str, paths))
-        raise InputError(where, None, f"no trajectory files here ({', '.join(SUFFIXES)})")
-    report = ImportReport()
-    formats: dict[str, int] = {}
-
-    def counted():
-        for t in iter_import(files, report, fmt, keep_raw, workers):
-            key = t.source.format if t.source else "agentpost"  # written by agentpost itself
-            formats[key] = formats.get(key, 0) + 1
-            yield t
-
-    n = write_jsonl(out, counted())  # streamed; written atomically (temp file + rename)
-    if n == 0 and report.errors and out.is_file():  # never unlink a device (-o /dev/null)
-        out.unlink(missing_ok=True)  # nothing good to keep
-    by_fmt = ", ".join(f"{k} {v}" for k, v in sorted(formats.items()))
+    res = import_to_file(paths, out, fmt, keep_raw, workers)
+    if summary is not None:
+        args = {"paths": [str(p) for p in paths], "format": fmt or "auto", "keep_raw": keep_raw}
+        write_import_summary(summary, res, args)
     if as_json:
         import json
 
-        typer.echo(json.dumps({"imported": n, "files": report.files, "formats": formats,
-                               "out": str(out) if out.exists() else None,
-                               "skipped": [{"path": str(p), "reason": r} for p, r in report.skipped],
-                               "errors": [e.one_line() for e in report.errors]}))  # fmt: skip
+        typer.echo(json.dumps(res.to_json()))
     else:
+        by_fmt = ", ".join(f"{k} {v}" for k, v in sorted(res.formats.items()))
         typer.echo(
-            f"imported {n} trajectories from {report.files} files ({by_fmt or 'none'});"
-            f" skipped {len(report.skipped)}; failed {len(report.errors)}"
-            + (f" -> {out}" if out.exists() else "")
+            f"imported {res.imported} trajectories from {res.files} files ({by_fmt or 'none'});"
+            f" skipped {len(res.skipped)}; failed {len(res.errors)}"
+            + (f" -> {out}" if res.out else "")
         )
-        for path, reason in report.skipped:
-            typer.echo(f"skipped: {path}: {reason}")
-    for err in report.errors:
-        print(f"error: {err.one_line()}", file=sys.stderr)
-    if report.errors:
+        for row in res.skipped:
+            typer.echo(f"skipped: {row['path']}: {row['reason']}")
+    for err in res.errors:
+        print(f"error: {err}", file=sys.stderr)
+    if res.errors:
         raise typer.Exit(1)
 
 

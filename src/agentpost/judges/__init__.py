@@ -1,2 +1,3 @@
-"""SCVD judges: the Judge protocol, OpenAI-compatible, recorded, scripted and heuristic judges,
-the re-ask loop and the panel configuration."""
+"""Judges for every method: the Judge protocol, OpenAI-compatible, recorded and scripted judges,
+the one call path (ask, check, re-ask, abstain) and the panel configuration. No method's prompt,
+parser or heuristic lives here (SCVD: ``verification.judging``; SecureVibe: ``security.judging``)."""

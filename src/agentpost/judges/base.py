@@ -35,3 +35,22 @@ class Judge(Protocol):
         """One model call. Raises ``InfraError`` (endpoint failure after retries),
         ``BudgetExceeded``, or ``JudgeError`` for an unusable response body."""
         ...
+
+
+class HeuristicSeat:
+    """A panel seat (config kind ``heuristic``) for the method's own offline annotator.
+
+    ``judges/`` knows no method's schema, so the seat cannot answer: each method fills it
+    (``judges.ask.fill_seats``) with its heuristic before asking: SCVD with the ``variant`` of
+    ``verification.heuristic``, SecureVibe with the pre-label heuristic of the case. ``where`` and
+    ``at`` name the seat's place in the config, for an input error about its ``variant``."""
+
+    def __init__(self, id: str, variant: str = "artifact", where: str = "", at: str = ""):
+        self.id, self.variant, self.where, self.at = id, variant, where, at
+
+    @property
+    def fingerprint(self) -> dict[str, Any]:
+        return {"kind": "heuristic", "variant": self.variant}
+
+    def ask(self, messages: list[dict[str, Any]], traj: Trajectory, case_id: str) -> JudgeReply:
+        raise TypeError(f"judge {self.id}: a heuristic seat must be filled by the method first")

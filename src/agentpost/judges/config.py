@@ -12,6 +12,12 @@ A config file (YAML or JSON)::
     budget: {max_total_tokens: 5000000, max_cost_usd: 20.0,
              prices: {input: 0.5, output: 2.0}}        # USD per million tokens
 
+A judge's ``kind`` is looked up in ``JUDGE_KINDS`` through the one component loader
+(``agentpost.components``); any other kind is a ``package.module:factory`` path, called as
+``factory(spec=..., ctx=JudgeContext)`` like the built-in ones. Kind ``heuristic`` is a seat for
+the method's own offline annotator (``judges.base.HeuristicSeat``): SCVD fills it with a
+variant of its heuristic, SecureVibe with its pre-label heuristic.
+
 The embedded default (no file) is offline: the three heuristic variants (``broad``,
 ``artifact``, ``run``), arbiter ``artifact`` (the variant with the highest pooled accuracy on
 the bundled calibration file; ``scvd calibrate`` re-measures it). The three share most rules,
@@ -32,10 +38,10 @@ import orjson
 import yaml
 
 from agentpost.agent.transport import Ledger, Prices
+from agentpost.components import resolve
 from agentpost.errors import InputError
-from agentpost.judges.base import Judge
+from agentpost.judges.base import HeuristicSeat, Judge
 from agentpost.judges.remote import OpenAIJudge, RecordedJudge
-from agentpost.judges.scripted import HeuristicJudge
 
 DEFAULT_CONFIG: dict[str, Any] = {
     "judges": [
@@ -111,31 +117,58 @@ def build_panel(
     return Panel(judges, ids.index(arbiter), conc, config, ledger)
 
 
+@dataclass
+class JudgeContext:
+    """What a judge factory gets beside its spec: where the spec is (for input errors) and what
+    the panel's judges share (ledger, budget, prices, concurrency)."""
+
+    where: str
+    at: str
+    base: Path | None
+    ledger: Ledger
+    budget: dict[str, Any]
+    prices: Prices | None
+    concurrency: int
+
+
+JUDGE_KINDS = {
+    "heuristic": "agentpost.judges.config:heuristic_seat",
+    "recorded": "agentpost.judges.config:recorded_judge",
+    "openai": "agentpost.judges.config:openai_judge",
+}
+
+
+def heuristic_seat(spec: dict[str, Any], ctx: JudgeContext) -> Judge:
+    return HeuristicSeat(str(spec["id"]), str(spec.get("variant", "artifact")), ctx.where, ctx.at)
+
+
+def recorded_judge(spec: dict[str, Any], ctx: JudgeContext) -> Judge:
+    if "path" not in spec:
+        raise InputError(ctx.where, ctx.at, "a recorded judge needs 'path'")
+    p = Path(spec["path"])
+    p = p if p.is_absolute() or ctx.base is None else ctx.base / p
+    return RecordedJudge(str(spec["id"]), p, spec.get("judge"))
+
+
+def openai_judge(spec: dict[str, Any], ctx: JudgeContext) -> Judge:
+    if "model" not in spec:
+        raise InputError(ctx.where, ctx.at, "an openai judge needs 'model'")
+    kw = {k: v for k, v in spec.items() if k in _OPENAI_KEYS}
+    env = spec.get("api_key_env")
+    if env is not None and not os.environ.get(str(env)):  # named, but unset: never "EMPTY"
+        raise InputError(ctx.where, ctx.at + ".api_key_env", f"environment variable {env} is not "
+                         "set (set it, to EMPTY for a keyless server)")  # fmt: skip
+    return OpenAIJudge(str(spec["id"]), concurrency=ctx.concurrency, ledger=ctx.ledger,
+                       prices=ctx.prices, max_total_tokens=ctx.budget.get("max_total_tokens"),
+                       max_cost_usd=ctx.budget.get("max_cost_usd"), **kw)  # fmt: skip
+
+
 def _judge(spec, at, where, base, ledger, budget, prices, conc) -> Judge:
     if not isinstance(spec, dict) or "id" not in spec or "kind" not in spec:
         raise InputError(where, at, "each judge needs an 'id' and a 'kind'")
-    kind, jid = spec["kind"], str(spec["id"])
-    if kind == "heuristic":
-        try:
-            return HeuristicJudge(jid, spec.get("variant", "artifact"))
-        except ValueError as e:
-            raise InputError(where, at + ".variant", str(e)) from None
-    if kind == "recorded":
-        p = Path(spec["path"])
-        return RecordedJudge(
-            jid, p if p.is_absolute() or base is None else base / p, spec.get("judge")
-        )
-    if kind == "openai":
-        if "model" not in spec:
-            raise InputError(where, at, "an openai judge needs 'model'")
-        kw = {k: v for k, v in spec.items() if k in _OPENAI_KEYS}
-        env = spec.get("api_key_env")
-        if env is not None and not os.environ.get(str(env)):  # named, but unset: never "EMPTY"
-            raise InputError(where, at + ".api_key_env", f"environment variable {env} is not set "
-                             "(set it, to EMPTY for a keyless server)")  # fmt: skip
-        return OpenAIJudge(jid, concurrency=conc, ledger=ledger, prices=prices,
-                           max_total_tokens=budget.get("max_total_tokens"),
-                           max_cost_usd=budget.get("max_cost_usd"), **kw)  # fmt: skip
-    raise InputError(
-        where, at + ".kind", f"unknown judge kind {kind!r} (openai, heuristic, recorded)"
-    )
+    ctx = JudgeContext(where, at, base, ledger, budget, prices, conc)
+    try:
+        factory = resolve(JUDGE_KINDS, str(spec["kind"]), "judge kind")
+    except ValueError as e:
+        raise InputError(where, at + ".kind", str(e)) from None
+    return factory(spec=spec, ctx=ctx)

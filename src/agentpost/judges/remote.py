@@ -5,7 +5,7 @@ raw answers saved from an earlier run.
 concurrency limit, token and cost budget shared through one ``Ledger``), at temperature 0 and
 with JSON output requested (``response_format: json_object``; servers that ignore it are still
 parsed). ``RecordedJudge`` answers from ``{"judge", "key", "raw"}`` lines, ``key`` being the
-sha256 of the request messages (``annotate.messages_key``); a request it has no answer for is a
+sha256 of the request messages (``ask.messages_key``); a request it has no answer for is a
 ``JudgeError`` (counted as an invalid answer, so it ends as an abstention).
 
 Layer: io.
@@ -20,7 +20,7 @@ import orjson
 
 from agentpost.agent.transport import Ledger, OpenAITransport, Prices, TransportConfig
 from agentpost.errors import InputError, JudgeError
-from agentpost.judges.annotate import messages_key
+from agentpost.judges.ask import messages_key
 from agentpost.judges.base import JudgeReply
 from agentpost.trajectory.model import Trajectory
 

@@ -112,6 +112,6 @@ EXECUTORS = {
 
 def get_executor(name: str = "local", **kwargs) -> Executor:
     """An executor by name (``local`` or ``ray``), or a ``package.module:Class`` path."""
-    from agentpost.sandbox.registry import load_named
+    from agentpost.components import load_named
 
     return load_named(EXECUTORS, name, "executor", **kwargs)

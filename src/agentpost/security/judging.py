@@ -4,9 +4,10 @@ disagreements with the deterministic heuristic logged.
 
 Judges are any ``agentpost.judges.base.Judge`` (OpenAI-compatible, recorded, scripted); the
 panel can come from ``agentpost.judges.config.build_panel``. ``SecurityHeuristicJudge`` wraps
-the offline heuristic so a panel can run with no model; a ``heuristic`` judge of the panel config
-(the SCVD one, which answers in another schema) is replaced by it. Each judge gets up to two re-asks with
-the parse error, as in the SCVD panel; after that it abstains.
+the offline heuristic so a panel can run with no model; it fills each ``heuristic`` seat of the
+panel config (``judges.ask.fill_seats``). Every judge is asked through the one call path,
+``judges.ask.ask_judge``: up to two re-asks with the parse error, then it abstains. This module
+owns only SecureVibe's prompt (``annotate.judge_messages``), parser and re-ask message.
 
 Layer: pure (the judges passed in do the I/O).
 """
@@ -17,8 +18,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from agentpost.agent.model import MalformedResponse, ModelRequestError
-from agentpost.errors import BudgetExceeded, InfraError, JudgeError
+from agentpost.judges.ask import ask_judge, fill_seats
 from agentpost.judges.base import Judge, JudgeReply
 from agentpost.security.annotate import (
     FORMAT,
@@ -32,8 +32,6 @@ from agentpost.security.annotate import (
 )
 from agentpost.security.behaviours import evidence, prelabels
 from agentpost.trajectory.model import Trajectory
-
-MAX_REASKS = 2
 
 
 class SecurityHeuristicJudge:
@@ -52,31 +50,25 @@ class SecurityHeuristicJudge:
         )
 
 
+def _check(raw: str) -> tuple[dict[str, Any] | None, list[str]]:
+    try:
+        return parse_judge_answer(raw), []
+    except ValueError as e:
+        return None, [str(e)]
+
+
+def _reask(errors: list[str]) -> dict[str, str]:
+    return {"role": "user", "content": f"Your answer was invalid: {'; '.join(errors)}. "
+            "Answer again with the JSON object only."}  # fmt: skip
+
+
 def _ask(judge: Judge, messages: list[dict], traj: Trajectory, case_id: str) -> dict[str, Any]:
-    res: dict[str, Any] = {"judge": judge.id, "status": "abstained", "raw": [], "errors": []}
-    for attempt in range(MAX_REASKS + 1):
-        try:
-            reply = judge.ask(messages, traj, case_id)
-        except BudgetExceeded as e:
-            res["status"] = "budget"
-            res["errors"].append(str(e))
-            return res
-        except (InfraError, ModelRequestError) as e:
-            res["status"] = "infra_error"
-            res["errors"].append(f"{type(e).__name__}: {e}")
-            return res
-        except (MalformedResponse, JudgeError) as e:
-            res["errors"].append(f"attempt {attempt}: malformed response: {e}")
-            continue
-        res["raw"].append(reply.text)
-        try:
-            res["annotation"] = parse_judge_answer(reply.text)
-            res["status"] = "valid"
-            return res
-        except ValueError as e:
-            res["errors"].append(f"attempt {attempt}: {e}")
-            messages = [*messages, {"role": "assistant", "content": reply.text},
-                        {"role": "user", "content": f"Your answer was invalid: {e}. Answer again with the JSON object only."}]  # fmt: skip
+    """One judge's answer through the one call path, as the labels document records it."""
+    asked = ask_judge(judge, messages, traj, case_id, _check, _reask)
+    res: dict[str, Any] = {"judge": asked.judge, "status": asked.status, "raw": asked.raw,
+                           "errors": asked.errors}  # fmt: skip
+    if asked.status == "valid":
+        res["annotation"] = asked.answer
     return res
 
 
@@ -102,9 +94,8 @@ def panel_annotate(
     has_control = bool(set(cwes) & set(pre["final_controls"]))
     messages = judge_messages(task_text, reference, steps, final_diff, pre, case_id)
     results, fixed = [], []
-    for judge in judges:
-        if judge.fingerprint.get("kind") == "heuristic":  # an offline judge of the panel config
-            judge = SecurityHeuristicJudge(judge.id, cwes, pre)
+    # a heuristic seat of the panel config: SecureVibe's pre-label heuristic for this case
+    for judge in fill_seats(judges, lambda seat: SecurityHeuristicJudge(seat.id, cwes, pre)):
         res = _ask(judge, messages, traj, case_id)
         if res["status"] == "valid":
             res["annotation"], res["violations"] = enforce_rules(

@@ -44,14 +44,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from agentpost.agent.loop import (
-    BASH_TOOL,
-    SUBMIT_TOOL,
-    TOOLS_GUIDE,
-    AgentLoop,
-    LoopConfig,
-    truncate,
-)
+from agentpost.agent.formats import ToolCallsFormat
+from agentpost.agent.loop import AgentLoop, LoopConfig, truncate
 from agentpost.errors import InfraError
 from agentpost.sandbox.base import Sandbox
 from agentpost.store import Store, key
@@ -140,7 +134,7 @@ def conversation(traj: Trajectory) -> list[dict[str, Any]]:
     user = None
     if _agentpost_loop(traj):
         workdir = traj.metadata.get("workdir", "/app")
-        user = f"{(traj.instruction or '').strip()}\n\nWork directory: {workdir}\n{TOOLS_GUIDE}"
+        user = f"{(traj.instruction or '').strip()}\n\nWork directory: {workdir}\n{ToolCallsFormat.guide}"
     return to_messages(traj, user=user)
 
 
@@ -192,10 +186,10 @@ def continue_with_teacher(traj, task, d, teacher: Teacher, backend, opts, source
                          command_timeout_s=opts.command_timeout_s,
                          observation_chars=opts.observation_chars)  # fmt: skip
         loop = AgentLoop(teacher.make(task), sb, cfg)
-        # the loop's own step function, started from the student's history (no change to agent/)
-        exit_status, error = loop._drive(
+        # the loop's own step function, started from the student's history
+        exit_status, error = loop.drive(
             context,
-            [BASH_TOOL, SUBMIT_TOOL],
+            loop.format.tools(),
             turns,
             task.workdir,
             f"{traj.id}::teacher",

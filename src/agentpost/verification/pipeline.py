@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from agentpost import __version__
-from agentpost.judges.annotate import MAX_REASKS, annotate_one
+from agentpost.judges.ask import MAX_REASKS
 from agentpost.judges.config import HEURISTIC_CAVEAT, Panel
 from agentpost.store import Store, key
 from agentpost.tasks.model import Task
@@ -39,6 +39,7 @@ from agentpost.trajectory.io import dumps
 from agentpost.trajectory.model import Trajectory
 from agentpost.verification import metrics as M
 from agentpost.verification import snapshots
+from agentpost.verification.judging import annotate_one, scvd_judges
 from agentpost.verification.panel import agreement_stats, vote
 from agentpost.verification.protocol import PROMPT_VERSION, Truncation
 from agentpost.verification.records import (
@@ -121,10 +122,11 @@ def annotate_all(trajs, panel: Panel, store: Store, opts: DiagnoseOptions, prog)
     hashes = [traj_hash(t) for t in trajs]
     jobs = [(i, j) for i in range(len(trajs)) for j in range(len(panel.judges))]
     tid = prog.task("annotate", len(jobs))
+    judges = scvd_judges(panel.judges)  # heuristic seats: SCVD's heuristic (keys see its version)
 
     def one(job):
         i, j = job
-        judge = panel.judges[j]
+        judge = judges[j]
         k = key("scvd-judge", {"judge": judge.id, "fingerprint": judge.fingerprint,
                                "prompt": PROMPT_VERSION, "truncation": asdict(opts.truncation),
                                "max_reasks": opts.max_reasks, "trajectory": hashes[i]})  # fmt: skip

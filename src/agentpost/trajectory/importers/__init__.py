@@ -10,12 +10,12 @@ Layer: io.
 
 from __future__ import annotations
 
-import importlib
 import re
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from agentpost.components import resolve
 from agentpost.errors import InputError
 from agentpost.trajectory.importers import harbor
 from agentpost.trajectory.importers._common import NotATrajectory
@@ -41,17 +41,13 @@ HEAD = 65536
 
 
 def get_importer(name: str) -> ModuleType:
-    """The importer module for ``name``: a ``FORMATS`` entry, else a dotted module path."""
-    target = FORMATS.get(name)
+    """The importer module for ``name``: a ``FORMATS`` entry, else a dotted module path (through
+    the one loader, ``agentpost.components``)."""
+    table = {k: f"{__name__}.{v}" for k, v in FORMATS.items()}
     try:
-        if target is not None:
-            return importlib.import_module(f"{__name__}.{target}")
-        if "." in name:
-            return importlib.import_module(name)
-    except ImportError as e:
-        raise InputError(None, None, f"cannot import importer {name!r}: {e}") from None
-    known = ", ".join(FORMATS)
-    raise InputError(None, None, f"unknown format {name!r} (known: {known}; or a dotted path)")
+        return resolve(table, name, "format", modules=True)
+    except ValueError as e:
+        raise InputError(None, None, str(e)) from None
 
 
 # agentpost's own documents start with their format: {"format": "agentpost.run/1", ...}

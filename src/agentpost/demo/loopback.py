@@ -6,8 +6,8 @@ turns) would always say 'no logprobs'. This stage shows what those analyses look
 labelled: for two scripts (``careful`` and ``wasteful``) on the first ``TASKS`` tasks of the
 bundled terminal suite, a ``LoopbackServer`` (``agent.loopback``, 127.0.0.1 only) serves the
 script's replies as chat completions with server-side top-10 logprobs; the real agent loop talks
-to it through the real OpenAI-compatible transport, in a real bubblewrap sandbox, graded by the
-task's real evaluator. The model is a fake: its logprobs are a hash of (token, position) and its
+to it through the real OpenAI-compatible transport, in a real sandbox of the demo's backend,
+graded by the task's real evaluator. The model is a fake: its logprobs are a hash of (token, position) and its
 token counts come from the server's toy tokenizer, so the entropy numbers say nothing about any
 model. ``NOTE`` says so in ``loopback/efficiency.json`` and the report prints it.
 
@@ -21,10 +21,10 @@ Layer: io.
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-from agentpost.demo_stages import write_json
+from agentpost.demo.files import write_json
+from agentpost.demo.pipeline import Demo
 
 MODEL = "loopback-fake-model"
 SCRIPTS = ("careful", "wasteful")  # few unproductive turns, many: the association has both
@@ -33,13 +33,12 @@ NOTE = (
     f"{MODEL} is a loopback fake model, not a real model: agentpost's in-package chat-completions "
     "server on 127.0.0.1 (agentpost.agent.loopback) replays the scripted careful and wasteful "
     "policies' replies and attaches synthetic top-10 logprobs (a hash of token and position); "
-    "the real agent loop recorded them through the real OpenAI-compatible transport, in bubblewrap "
+    "the real agent loop recorded them through the real OpenAI-compatible transport, in real "
     "sandboxes, graded by each task's evaluator. Token counts come from the server's toy "
     "tokenizer. These entropy numbers show what the analysis looks like and say nothing about "
     "any model: point `agentpost run --model M --base-url URL` at a server that returns logprobs "
     "for real ones."
 )
-Progress = Callable[[str], None]
 
 
 def _server_reply(scripted: Any) -> Callable[[dict[str, Any]], dict[str, Any]]:
@@ -53,42 +52,41 @@ def _server_reply(scripted: Any) -> Callable[[dict[str, Any]], dict[str, Any]]:
     return reply
 
 
-def loopback(out: Path, limit: int | None, progress: Progress) -> Path:
-    """Run the stage into ``out / "loopback"``; returns the efficiency document's path."""
+def stage_loopback(d: Demo):
+    """Run the stage into ``d.out / "loopback"``; returns the efficiency document's path."""
     from agentpost.agent.loop import LoopConfig
     from agentpost.agent.loopback import LoopbackServer
-    from agentpost.agent.policies import policy_model
+    from agentpost.agent.policies import policy_agents
     from agentpost.agent.run import TRAJECTORIES, Agent, run_groups
     from agentpost.agent.transport import OpenAITransport, TransportConfig
     from agentpost.efficiency.analyze import analyze
-    from agentpost.sandbox.registry import get_backend
     from agentpost.tasks.loader import bundled_suite_path, load_suite
     from agentpost.trajectory.io import read_jsonl
 
-    tasks = load_suite(bundled_suite_path("terminal"))[: min(TASKS, limit or TASKS)]
+    tasks = load_suite(bundled_suite_path("terminal"))[: min(TASKS, d.limit or TASKS)]
     servers: list[LoopbackServer] = []
 
-    def agent(script: str) -> Agent:
+    def served(scripted: Agent, script: str) -> Agent:
         def make(task: Any) -> OpenAITransport:  # one server per rollout: its own prefix cache
-            srv = LoopbackServer(_server_reply(policy_model(script, task)), model=MODEL).start()
+            srv = LoopbackServer(_server_reply(scripted.make(task)), model=MODEL).start()
             servers.append(srv)
             cfg = TransportConfig(model=MODEL, base_url=srv.url, timeout_s=30, top_logprobs=10)
             return OpenAITransport(cfg)
 
         return Agent(f"{MODEL}/{script}-script", make)
 
-    progress(
+    d.progress(
         f"loopback: {MODEL} (a fake model on 127.0.0.1 replaying scripts with synthetic "
         f"logprobs) x {len(tasks)} tasks, for the entropy analyses"
     )
-    run_dir = out / "loopback"
+    run_dir = d.out / "loopback"
     try:
         res = run_groups(
             tasks,
-            [agent(s) for s in SCRIPTS],
+            [served(a, s) for a, s in zip(policy_agents(list(SCRIPTS)), SCRIPTS, strict=True)],
             attempts=1,
             out_dir=run_dir,
-            backend=get_backend("bwrap"),
+            backend=d.box,
             loop=LoopConfig(),
             concurrency=2,
             run_id="demo-loopback",
@@ -105,7 +103,7 @@ def loopback(out: Path, limit: int | None, progress: Progress) -> Path:
     write_json(dest, doc)
     assoc = next((m["association"] for m in doc["models"] if m.get("association")), None)
     r = (assoc or {}).get("point_biserial_r")
-    progress(
+    d.progress(
         f"loopback: {res.ran} rollouts ran ({res.skipped} already finished), {len(trajs)} "
         "trajectories with logprobs; entropy vs unproductive turns "
         f"r={'NA' if r is None else f'{r:.2f}'} (synthetic logprobs)"

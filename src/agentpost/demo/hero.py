@@ -1,4 +1,4 @@
-"""Glue for the demo's HERO advantage preview: canonical trajectories → HERO groups → advantages.
+"""The demo's HERO advantage preview: canonical trajectories → HERO groups → advantages.
 
 One group per task (all of the demo's rollouts of that task, whatever policy produced them, play
 the part of a policy's G rollouts). A turn's token span is its output tokens. Scripted policies
@@ -7,14 +7,20 @@ off (ablation ``no_fine``, spec b.11) and both documents say so, instead of inve
 the groups file must hold a number per turn, so it holds a placeholder 0.0 and a ``note`` telling
 ``agentpost hero advantages`` users to pass ``--ablation no-fine``.
 
-Layer: pure.
+``stage_hero`` writes both documents (``hero_groups.json``, ``hero_advantages.json``); the
+functions before it are pure.
+
+Layer: io.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from agentpost import __version__
+from agentpost.demo.files import write_json
+from agentpost.demo.pipeline import Demo
 from agentpost.efficiency.config import HeroConfig
 from agentpost.efficiency.document import advantages_document
 from agentpost.trajectory.model import Trajectory
@@ -74,3 +80,26 @@ def preview(groups: dict[str, Any], has_entropy: bool, cfg: HeroConfig | None = 
         "args": {"ablation": ablation, **cfg.kwargs(), "groups": "one per task"},
     }
     return advantages_document(groups, cfg, producer=producer, note=note, carried=("id", "agent"))
+
+
+def stage_hero(d: Demo, trajs_path: Path, eff: dict) -> None:
+    """Groups and advantages of the imported trajectories, one group per task."""
+    from agentpost.trajectory.io import read_jsonl
+
+    groups, has_entropy = groups_from(read_jsonl(trajs_path), eff["trajectories"])
+    producer = {
+        "name": "agentpost.demo.hero.groups_from",
+        "version": __version__,
+        "args": {"trajectories": str(trajs_path.relative_to(d.out)), "groups": "one per task"},
+    }
+    write_json(
+        d.out / "hero_groups.json",
+        {"format": "agentpost.hero-groups/1", "producer": producer, **groups},
+    )
+    doc = preview(groups, has_entropy)
+    write_json(d.out / "hero_advantages.json", doc)
+    n_groups = len({r["group"] for r in doc["rollouts"]})
+    d.progress(
+        f"hero: advantages for {len(doc['rollouts'])} rollouts in {n_groups} groups"
+        + ("" if has_entropy else " (no logprobs: fine term off)")
+    )

@@ -1,0 +1,150 @@
+"""`agentpost security rl | hg | hint`: GRPO with the five-level reward (spec b.6), hint-guided
+self-distillation (spec b.7), and the teacher-only hint text it uses.
+
+Layer: edges.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from agentpost.commands._options import sandbox_backend
+from agentpost.commands.security._output import echo
+from agentpost.commands.security.data import SIDE_OPTION, choose_datasets
+from agentpost.errors import InputError
+
+
+def hint_command(
+    task: str = typer.Argument(..., help="Task directory or task id in --suite."),
+    level: str = typer.Option("L4", "--level", help="L1, L2, L3 or L4."),
+    suite: Path | None = typer.Option(None, "--suite", help="Suite directory for a task id."),
+) -> None:
+    """Print a task's teacher-only hint at LEVEL (spec b.7)."""
+    from agentpost.security.hints import hint
+    from agentpost.security.suite import find_task, load_data
+
+    t = find_task(task, suite)
+    try:
+        typer.echo(hint(level.upper(), t.cwes, t.hints, load_data("cwe_names_v4.14.json")["cwes"]))
+    except ValueError as e:
+        raise InputError(None, "--level", str(e)) from None
+
+
+def _train(method: str, **kw) -> None:
+    from agentpost.train.securevibe_rl import DynamicSamplingStalled
+    from agentpost.train.securevibe_train import run_security_training
+
+    suites, tasks, side = kw.pop("suites"), kw.pop("tasks"), kw.pop("side")
+    datasets = choose_datasets(suites, tasks, side)
+    kw["backend"] = sandbox_backend(kw["backend"])
+    try:
+        summary = run_security_training(method, datasets, **kw)  # type: ignore[arg-type]
+    except DynamicSamplingStalled as e:
+        typer.echo(f"error: dynamic sampling stalled: {e} (rl needs positive rewards; "
+                   "`agentpost security route` measures them, hg learns without)", err=True)  # fmt: skip
+        raise typer.Exit(1) from None
+    tried = [g for s in summary["steps"] for g in s["groups"]]
+    echo({"out": str(kw["out"]), "steps": len(summary["steps"]), "groups_tried": len(tried),
+           "groups_kept": sum(g["kept"] for g in tried), "mix": summary["mix"]})  # fmt: skip
+
+
+_SUITES = typer.Option(None, "--suite", help="Suite directory, one per dataset (default: bundled).")
+_TASKS = typer.Option(None, "--task", help="Only these task ids.")
+_MODEL = typer.Option("tiny", "--model", help="A local model directory, or 'tiny' (built here).")
+
+
+def rl_command(
+    out: Path = typer.Option(..., "--out", "-o", help="Output directory."),
+    suites: list[Path] | None = _SUITES,
+    tasks: list[str] | None = _TASKS,
+    side: str = SIDE_OPTION,
+    model: str = _MODEL,
+    steps: int = typer.Option(2, "--steps", min=1, help="Optimiser steps (paper: 100)."),
+    group_size: int = typer.Option(4, "--group-size", "-G", min=2, help="Rollouts per prompt."),
+    prompts_per_step: int = typer.Option(4, "--prompts-per-step", min=1, help="Groups per batch."),
+    reward_mode: str = typer.Option(
+        "five_level", "--reward", help="five_level, binary or strict_binary."
+    ),
+    max_refills: int = typer.Option(
+        8, "--max-refills", min=0, help="Further groups drawn per slot."
+    ),
+    learning_rate: float = typer.Option(1e-6, "--lr", help="Learning rate (cosine)."),
+    max_new_tokens: int = typer.Option(64, "--max-new-tokens", min=1, help="Tokens per turn."),
+    max_turns: int = typer.Option(2, "--max-turns", min=1, help="Turns per rollout."),
+    command_timeout: float = typer.Option(
+        30.0, "--command-timeout", help="Seconds per shell turn."
+    ),
+    seed: int = typer.Option(0, "--seed"),
+    save_steps: int = typer.Option(
+        0, "--save-steps", min=0, help="Checkpoint every N steps (0: never)."
+    ),
+    resume: bool = typer.Option(False, "--resume", help="Continue from OUT's latest checkpoint."),
+    backend: str = typer.Option("bwrap", "--backend", help="Sandbox backend."),
+) -> None:
+    """GRPO with the five-level reward and dynamic sampling with refill (spec b.6) on security tasks.
+
+    Writes OUT/summary.json (every group tried, its rewards and decision, the dataset mix) and OUT/model.
+    """
+    if reward_mode not in ("five_level", "binary", "strict_binary"):
+        raise InputError(
+            None, "--reward", f"must be five_level, binary or strict_binary, got {reward_mode!r}"
+        )
+    _train("rl", out=out, suites=suites, tasks=tasks, side=side, model=model, steps=steps,
+           group_size=group_size, prompts_per_step=prompts_per_step, reward_mode=reward_mode,
+           max_refills=max_refills, learning_rate=learning_rate, max_new_tokens=max_new_tokens,
+           max_turns=max_turns, seed=seed, backend=backend,
+           command_timeout_s=command_timeout, save_steps=save_steps, resume=resume)  # fmt: skip
+
+
+def hg_command(
+    out: Path = typer.Option(..., "--out", "-o", help="Output directory."),
+    suites: list[Path] | None = _SUITES,
+    tasks: list[str] | None = _TASKS,
+    side: str = SIDE_OPTION,
+    model: str = _MODEL,
+    steps: int = typer.Option(2, "--steps", min=1, help="Optimiser steps (paper: 300)."),
+    group_size: int = typer.Option(
+        4, "--group-size", "-G", min=2, help="Rollouts per prompt (paper: 8)."
+    ),
+    prompts_per_step: int = typer.Option(4, "--prompts-per-step", min=1, help="Groups per batch."),
+    hint_level: str = typer.Option("L4", "--hint-level", help="L1..L4 (teacher only)."),
+    teacher: str = typer.Option("frozen_sft", "--teacher", help="frozen_sft or live_policy."),
+    divergence: str = typer.Option("js_skew", "--divergence", help="js_skew, k1, k2 or k3."),
+    lam: float = typer.Option(0.5, "--lambda", help="js_skew lambda in (0, 1]."),
+    beta: float = typer.Option(1.0, "--beta", help="Weight of the distillation term."),
+    opd_only: bool = typer.Option(False, "--opd-only", help="Zero the GRPO advantage."),
+    learning_rate: float = typer.Option(1e-6, "--lr", help="Learning rate (constant)."),
+    max_new_tokens: int = typer.Option(64, "--max-new-tokens", min=1, help="Tokens per turn."),
+    max_turns: int = typer.Option(2, "--max-turns", min=1, help="Turns per rollout."),
+    command_timeout: float = typer.Option(
+        30.0, "--command-timeout", help="Seconds per shell turn."
+    ),
+    seed: int = typer.Option(0, "--seed"),
+    save_steps: int = typer.Option(
+        0, "--save-steps", min=0, help="Checkpoint every N steps (0: never)."
+    ),
+    resume: bool = typer.Option(False, "--resume", help="Continue from OUT's latest checkpoint."),
+    backend: str = typer.Option("bwrap", "--backend", help="Sandbox backend."),
+) -> None:
+    """Hint-guided on-policy self-distillation: L_GRPO + beta * D against a hinted teacher (spec b.7).
+
+    Writes OUT/summary.json and OUT/model.
+    """
+    from agentpost.security.hints import LEVELS
+    from agentpost.train.divergences import DIVERGENCES
+
+    checks = {"--hint-level": (hint_level.upper(), LEVELS), "--teacher": (teacher, ("frozen_sft", "live_policy")),
+              "--divergence": (divergence, DIVERGENCES)}  # fmt: skip
+    for opt, (value, allowed) in checks.items():
+        if value not in allowed:
+            raise InputError(None, opt, f"must be one of {', '.join(allowed)}, got {value!r}")
+    if not 0 < lam <= 1:
+        raise InputError(None, "--lambda", f"must be in (0, 1], got {lam}")
+    _train("hg", out=out, suites=suites, tasks=tasks, side=side, model=model, steps=steps,
+           group_size=group_size, prompts_per_step=prompts_per_step, hint_level=hint_level.upper(),
+           teacher=teacher, divergence=divergence, lam=lam, beta=beta, opd_only=opd_only,
+           learning_rate=learning_rate, max_new_tokens=max_new_tokens, max_turns=max_turns,
+           seed=seed, backend=backend, command_timeout_s=command_timeout, save_steps=save_steps,
+           resume=resume)  # fmt: skip

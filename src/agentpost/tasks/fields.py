@@ -1,0 +1,49 @@
+"""Field readers both task formats share (Harbor ``task.toml``, Terminal-Bench 1 ``task.yaml``):
+a positive number, agentpost's own ``[agentpost]`` table, the wrong solutions, an optional path.
+Each raises an ``InputError`` naming the file and the field.
+
+Layer: io.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from agentpost.errors import InputError
+
+_NUMBER = (int, float)
+
+
+def positive_number(table: dict, key: str, default: float, path: Path, where: str) -> float:
+    value = table.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, _NUMBER) or value <= 0:
+        raise InputError(path, where, f"must be a positive number, got {value!r}")
+    return float(value)
+
+
+def agentpost_table(table: dict[str, Any], path: Path, where: str) -> dict[str, Any]:
+    explore = table.get("explore", [])
+    if not isinstance(explore, list) or not all(isinstance(c, str) for c in explore):
+        raise InputError(path, f"{where}.explore", "must be a list of strings")
+    check = table.get("check")
+    if check is not None and not isinstance(check, str):
+        raise InputError(path, f"{where}.check", "must be a string")
+    workdir = table.get("workdir", "/app")
+    if not isinstance(workdir, str) or not workdir.startswith("/"):
+        raise InputError(path, f"{where}.workdir", "must be an absolute sandbox path")
+    return table
+
+
+def wrong_solutions(root: Path) -> tuple[Path, ...]:
+    wrong = root / "wrong"
+    if not wrong.is_dir():
+        return ()
+    found = [wrong / "solve.sh"] if (wrong / "solve.sh").is_file() else []
+    found += sorted(p / "solve.sh" for p in wrong.iterdir() if (p / "solve.sh").is_file())
+    return tuple(found)
+
+
+def maybe(path: Path) -> Path | None:
+    """``path`` when it exists, else None."""
+    return path if path.exists() else None
