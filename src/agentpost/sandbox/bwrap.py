@@ -1,6 +1,8 @@
-"""The bubblewrap backend (the default): a few milliseconds per exec, no daemon, no image.
+"""The bubblewrap backend (the default): about a plain process per exec, no daemon, no image.
 
-Every exec starts a fresh ``bwrap`` with its own user, PID, network, IPC and UTS namespaces. The
+A sandbox starts one ``bwrap`` with its own user, PID, network, IPC and UTS namespaces, and in
+it a persistent executor that runs each exec as a fresh process (``bwrap_server.py``; the
+per-exec bwrap described below stays as the fallback, ``AGENTPOST_SANDBOX_EXEC=fresh``). The
 root is a tmpfs holding read-only bind mounts of the host's system dirs only (the hermetic view:
 ``hermetic.py`` says what is visible and why; ``view="mirror"`` binds every host entry, as before),
 so mount points for writable directories such as ``/app`` can be created on it; it is then
@@ -63,7 +65,9 @@ from agentpost.sandbox.bwrap_parts import (
     read_info,
     wait_exit,
 )
+from agentpost.sandbox.bwrap_server import BwrapServer, find_python, wanted
 from agentpost.sandbox.capture import run_capped
+from agentpost.sandbox.exec_client import ServerDied, StartFailed
 from agentpost.sandbox.hermetic import VISIBLE, covers, hidden_entries
 from agentpost.sandbox.hostfs import HostDirFiles, Layout, prune_stale
 from agentpost.sandbox.limits import JOIN, MemoryCgroup, quota_full, usage_bytes
@@ -80,6 +84,8 @@ class BwrapSandbox(HostDirFiles):
         self.closed = False
         self._running: tuple[subprocess.Popen, int | None] | None = None
         self._cancel_lock = threading.Lock()  # cancel never signals a pidfd being closed
+        self._exec_lock = threading.Lock()  # execs on one sandbox are serialised
+        self.executor: BwrapServer | None = None
         lim = spec.limits
         self.layout = Layout(
             backend.ensure_base_dir(), spec.writable_dirs, backend.owner(), lim.disk_bytes
@@ -91,6 +97,11 @@ class BwrapSandbox(HostDirFiles):
             mem = lim.sandbox_memory_bytes
             self.cgroup = MemoryCgroup.make(mem) if mem else None  # 0: no cgroup (bench)
             self._args = self._fixed_args()
+            python = find_python(spec.rootfs or "/")
+            if wanted() and python:
+                lim = spec.limits
+                rlimits = {"NPROC": lim.processes, "AS": lim.memory_bytes, "FSIZE": lim.file_bytes}
+                self.executor = BwrapServer(self._args, base_env(spec), python, rlimits)
         except BaseException:
             self.layout.remove()
             raise
@@ -155,7 +166,48 @@ class BwrapSandbox(HostDirFiles):
             raise InfraError("exec on a closed sandbox")
         if not command:
             raise ValueError("exec needs a command")
-        ooms = self.cgroup.oom_kills() if self.cgroup else 0
+        with self._exec_lock:
+            if self.closed:
+                raise InfraError("exec on a closed sandbox")
+            ooms = self.cgroup.oom_kills() if self.cgroup else 0
+            lim = self.spec.limits
+            timeout = self.spec.default_timeout_s if timeout_s is None else timeout_s
+            server = self._server()
+            if server is None:
+                return self._exec_fresh(command, timeout, cwd, env, stdin, ooms)
+            cmd = ["bash", "-c", command] if isinstance(command, str) else list(command)
+            req = {"argv": cmd, "cwd": cwd or self.spec.workdir, "user": None}
+            req["env"] = {**base_env(self.spec), **(env or {})}
+            try:
+                result = server.run(
+                    req,
+                    stdin=stdin,
+                    timeout_s=timeout,
+                    cap=lim.output_bytes,
+                    kill_after=max(8 * lim.output_bytes, 64 << 20),
+                    watch=None if self.layout.quota else self._over_quota,
+                )
+            except ServerDied as e:
+                self.executor.stop()
+                if self.cgroup and self.cgroup.oom_kills() > ooms:  # the command's own doing
+                    return ExecResult(137, "", "", False, 0.0, False, killed="memory limit")
+                raise InfraError(f"{e} (a new one starts on the next exec)") from e
+            finally:
+                if self.executor.server is not None and self.executor.server.dead:
+                    self.executor.stop()  # killed (cancel, no answer): nothing may outlive exec
+            return self._why_killed(result, ooms)
+
+    def _server(self):
+        """The running executor, started if need be; None: this sandbox execs the old way."""
+        if self.executor is None or self.executor.fallback:
+            return None
+        try:
+            return self.executor.up()
+        except StartFailed as e:
+            raise InfraError(f"bwrap could not set up the sandbox: {e.detail}") from e
+
+    def _exec_fresh(self, command, timeout_s, cwd, env, stdin, ooms) -> ExecResult:
+        """The fallback: one bwrap (new namespaces, mounts) for this exec alone."""
         proc, pidfd = self._start(command, cwd, env, stdin)
         self._running = (proc, pidfd)  # for ``cancel`` from another thread
         try:
@@ -163,7 +215,7 @@ class BwrapSandbox(HostDirFiles):
             result = run_capped(
                 proc,
                 stdin=stdin,
-                timeout_s=self.spec.default_timeout_s if timeout_s is None else timeout_s,
+                timeout_s=timeout_s,
                 cap=lim.output_bytes,
                 kill_after=max(8 * lim.output_bytes, 64 << 20),
                 kill=lambda p: kill_tree(p, pidfd),
@@ -243,10 +295,26 @@ class BwrapSandbox(HostDirFiles):
             running = self._running
             if running is not None and running[0].returncode is None:
                 kill_tree(*running)
+        executor = self.executor
+        server = executor.server if executor is not None else None
+        if server is not None:
+            server.kill()  # the exec returns as killed; the next one starts a new executor
+
+    def reset_private(self) -> None:
+        """Fresh /tmp and home (contract rule 3). The executor's binds point at the old dirs, so
+        it is ended first (which also ends every process) and the next exec starts a new one."""
+        with self._exec_lock:
+            if self.executor is not None:
+                self.executor.stop()
+            self.layout.reset_private()
 
     def close(self) -> None:
         if not self.closed:
             self.closed = True
+            if self.executor is not None:
+                self.cancel()  # an exec in another thread returns at once
+                with self._exec_lock:
+                    self.executor.stop()
             self.layout.remove()
             if self.cgroup:
                 self.cgroup.remove()
@@ -308,6 +376,8 @@ class BwrapBackend:
     def restore(self, snapshot: Snapshot) -> BwrapSandbox:
         box = self.create(snapshot.spec)
         try:
+            if box.executor is not None:
+                box.executor.stop()  # none runs yet; the restored dirs are bound at its start
             box.layout.restore(snapshot.path)
         except BaseException:
             box.close()
