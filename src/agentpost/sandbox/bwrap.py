@@ -176,8 +176,7 @@ class BwrapSandbox(HostDirFiles):
             if server is None:
                 return self._exec_fresh(command, timeout, cwd, env, stdin, ooms)
             cmd = ["bash", "-c", command] if isinstance(command, str) else list(command)
-            req = {"argv": cmd, "cwd": cwd or self.spec.workdir, "user": None}
-            req["env"] = {**base_env(self.spec), **(env or {})}
+            req = {"argv": cmd, "cwd": cwd or self.spec.workdir, "user": None, "env": env or {}}
             try:
                 result = server.run(
                     req,

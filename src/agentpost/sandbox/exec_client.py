@@ -38,7 +38,8 @@ _SOURCE: list[str] = []
 def server_source() -> str:
     """The server's code, as passed to ``python3 -c`` (read once, on first use)."""
     if not _SOURCE:
-        _SOURCE.append((Path(__file__).with_name("exec_server.py")).read_text())
+        text = Path(__file__).with_name("exec_server.py").read_text()
+        _SOURCE.append(text[text.index('"""', 3) + 3 :].lstrip())  # without the docstring
     return _SOURCE[0]
 
 

@@ -10,7 +10,7 @@ endian) | payload`` over the server's stdin (host → server) and stdout (server
 
 | host → server | |
 |---|---|
-| ``R`` JSON ``{argv, cwd, env, user, stdin, cap, kill_after}`` | run one command |
+| ``R`` JSON ``{argv, cwd, env, user, keep_home, stdin, cap, kill_after}`` | run one command (``env`` is added to the server's own environment) |
 | ``I`` bytes / ``E`` | the command's stdin / its end |
 | ``K`` | kill the command and everything it started (timeout, output cap, quota) |
 | ``S`` | kill every process but the server, then answer ``D`` (``reset_private``) |
@@ -47,6 +47,7 @@ import struct
 import sys
 
 HEADER = struct.Struct(">cI")
+BASE_ENV = dict(os.environ)  # the sandbox's environment; each request adds its own variables
 CHUNK = 1 << 16
 # Python ignores these; a command must start with the defaults (SIGXFSZ at the file-size limit,
 # SIGPIPE for ``yes | head``).
@@ -137,13 +138,15 @@ def _which(name, env):
 
 def _spawn(req, fds, err_w):
     """Start the command; its pid, or None after writing why it could not start to stderr."""
-    argv, env, cwd = req["argv"], req["env"], req["cwd"]
+    argv, cwd = req["argv"], req["cwd"]
+    env = dict(BASE_ENV)
+    env.update(req["env"])
     exe = _which(argv[0], env)
     if exe is None:
         os.write(err_w, f"agentpost: failed to execute {argv[0]}: command not found\n".encode())
         return None, 127
     if req.get("user") is not None:
-        return _fork_as(req["user"], exe, argv, env, cwd, fds, err_w)
+        return _fork_as(req["user"], req.get("keep_home"), exe, argv, env, cwd, fds, err_w)
     try:
         os.chdir(cwd)
     except OSError as e:
@@ -162,7 +165,7 @@ def _spawn(req, fds, err_w):
         os.chdir("/")
 
 
-def _fork_as(user, exe, argv, env, cwd, fds, err_w):
+def _fork_as(user, keep_home, exe, argv, env, cwd, fds, err_w):
     """fork + setuid + exec for a command that runs as another image user (docker)."""
     import grp
     import pwd
@@ -180,7 +183,8 @@ def _fork_as(user, exe, argv, env, cwd, fds, err_w):
     if group:
         gid = int(group) if group.isdigit() else grp.getgrnam(group).gr_gid
     env = dict(env)
-    env.setdefault("HOME", home)
+    if not keep_home:
+        env["HOME"] = home
     pid = os.fork()
     if pid == 0:
         try:
