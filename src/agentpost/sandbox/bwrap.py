@@ -86,6 +86,9 @@ class BwrapSandbox(HostDirFiles):
         self._cancel_lock = threading.Lock()  # cancel never signals a pidfd being closed
         self._exec_lock = threading.Lock()  # execs on one sandbox are serialised
         self.executor: BwrapServer | None = None
+        self._ooms: tuple[int | None, int] | None = (
+            None  # (executor start, OOM kills) after an exec
+        )
         lim = spec.limits
         self.layout = Layout(
             backend.ensure_base_dir(), spec.writable_dirs, backend.owner(), lim.disk_bytes
@@ -169,7 +172,7 @@ class BwrapSandbox(HostDirFiles):
         with self._exec_lock:
             if self.closed:
                 raise InfraError("exec on a closed sandbox")
-            ooms = self.cgroup.oom_kills() if self.cgroup else 0
+            ooms = self._oom_count()
             lim = self.spec.limits
             timeout = self.spec.default_timeout_s if timeout_s is None else timeout_s
             server = self._server()
@@ -237,10 +240,23 @@ class BwrapSandbox(HostDirFiles):
         over = usage_bytes(self.root) > self.spec.limits.disk_bytes
         return "disk quota" if over else None
 
+    def _oom_count(self) -> int:
+        """The cgroup's OOM kills before an exec: the count read after the last exec while
+        the same executor runs (nothing of the sandbox runs between execs), else read now."""
+        if not self.cgroup:
+            return 0
+        starts = self.executor.starts if self.executor else None
+        if self._ooms is None or self._ooms[0] != starts or starts is None:
+            return self.cgroup.oom_kills()
+        return self._ooms[1]
+
     def _why_killed(self, result: ExecResult, ooms_before: int) -> ExecResult:
         """Name the whole-sandbox limit an exec ran into (the command's own exit code stays)."""
+        self._ooms = None
         if result.killed in (None, "timeout") and self.cgroup:
-            if self.cgroup.oom_kills() > ooms_before:
+            now = self.cgroup.oom_kills()
+            self._ooms = (self.executor.starts if self.executor else None, now)
+            if now > ooms_before:
                 return dataclasses.replace(result, killed="memory limit")
         if result.killed is None and self.layout.quota and quota_full(self.root):
             return dataclasses.replace(result, killed="disk quota")

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import os
-import selectors
+import select
 import struct
 import subprocess
 import threading
@@ -136,11 +136,7 @@ class Server:
             left = None if deadline is None else deadline - time.monotonic()
             if left is not None and left <= 0:
                 return None
-            ready = selectors.DefaultSelector()
-            ready.register(fd, selectors.EVENT_READ)
-            got = ready.select(left)
-            ready.close()
-            if not got:
+            if not select.select([fd], [], [], left)[0]:
                 return None
             data = _read(fd)
             if data == b"":
@@ -219,10 +215,17 @@ class Server:
         timed_out = False
         wfd, rfd = self.proc.stdin.fileno(), self.proc.stdout.fileno()
         os.set_blocking(wfd, False)
-        sel = selectors.DefaultSelector()
-        sel.register(rfd, selectors.EVENT_READ, "r")
-        sel.register(wfd, selectors.EVENT_WRITE, "w")
-        writing = True
+        try:  # most requests fit the pipe: one write, then only reading
+            del out[: os.write(wfd, out)]
+        except BlockingIOError:
+            pass
+        except OSError:  # the server is gone; the read side says so
+            out.clear()
+        sel = select.poll()
+        sel.register(rfd, select.POLLIN)
+        writing = bool(out)
+        if writing:
+            sel.register(wfd, select.POLLOUT)
         next_watch = start + watch_every_s
         try:
             while done is None:
@@ -237,7 +240,7 @@ class Server:
                         out += HEADER.pack(b"K", 0)
                         sent_kill = now
                         if not writing:
-                            sel.register(wfd, selectors.EVENT_WRITE, "w")
+                            sel.register(wfd, select.POLLOUT)
                             writing = True
                 elif now - sent_kill > grace_s:  # no answer to the kill: end the sandbox
                     self.kill()
@@ -245,8 +248,8 @@ class Server:
                 wait = (deadline if sent_kill is None else sent_kill + grace_s) - now
                 if watch is not None and sent_kill is None:
                     wait = min(wait, max(0.0, next_watch - now))
-                for key, _ in sel.select(max(0.0, wait)):
-                    if key.data == "w":
+                for fd, _ in sel.poll(max(0.0, wait) * 1000):
+                    if fd == wfd:
                         try:
                             del out[: os.write(wfd, out)]
                         except BlockingIOError:
@@ -267,7 +270,6 @@ class Server:
                 if self.dead:
                     break
         finally:
-            sel.close()
             os.set_blocking(wfd, True)
         if done is None:
             self.dead = True
