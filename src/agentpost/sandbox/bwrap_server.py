@@ -15,6 +15,11 @@ sandbox's memory cgroup counted an OOM kill ("memory limit"); otherwise it is an
 error (``InfraError``, retried by callers). A command cannot kill it: ``kill -9 -1`` and
 ``kill -9 1`` do not reach a PID-namespace init without handlers.
 
+Lifetime: the server ends (and the kernel with it every process of the sandbox) when its stdin
+closes, which happens when agentpost exits or is killed, whatever the signal. Not
+``--die-with-parent``: its parent-death signal follows the *thread* that started bwrap, so a
+sandbox started by one worker thread and used by another would die with the first thread.
+
 Departures from a per-exec bwrap, stated: ``/dev/shm``, ``/run`` and SysV IPC objects live as
 long as the server, not one exec (the server removes SysV objects after each command;
 ``reset_private`` restarts it, so the verifier sees fresh ones); the executor's own few MiB
@@ -59,13 +64,15 @@ class BwrapServer:
         self.pidfd: int | None = None
         self.fallback: str | None = None  # why this sandbox uses a fresh bwrap per exec
         self.starts = 0
+        self.host_pid: int | None = None  # the executor's pid on the host (for tests and ps)
 
     def up(self) -> Server | None:
-        if self.server is not None and self.server.alive() and not self._exited():
+        if self.server is not None and self.server.alive() and not self.exited():
             return self.server
         self.stop()
         info_r, info_w = os.pipe()
-        argv = [*self.bwrap_args, "--as-pid-1", "--info-fd", str(info_w), "--chdir", "/", "--"]
+        args = [a for a in self.bwrap_args if a != "--die-with-parent"]  # see the docstring
+        argv = [*args, "--as-pid-1", "--info-fd", str(info_w), "--chdir", "/", "--"]
         argv += server_argv(self.python, {"rlimits": self.rlimits})
         server = Server(hard_kill=lambda: kill_tree(server.proc, self.pidfd))
         self.server = server
@@ -76,6 +83,7 @@ class BwrapServer:
                 pid = read_info(info_r).get("child-pid")
             finally:
                 os.close(info_r)
+            self.host_pid = pid if isinstance(pid, int) else None
             if isinstance(pid, int):
                 try:
                     self.pidfd = os.pidfd_open(pid)
@@ -97,7 +105,7 @@ class BwrapServer:
         self.starts += 1
         return server
 
-    def _exited(self) -> bool:
+    def exited(self) -> bool:
         if self.pidfd is None:
             return True
         return bool(select.select([self.pidfd], [], [], 0)[0])
