@@ -204,26 +204,29 @@ class Server:
         deadline = start + timeout_s
         req = {**request, "stdin": bool(stdin), "cap": cap, "kill_after": kill_after}
         body = json.dumps(req).encode()
-        out = bytearray(HEADER.pack(b"R", len(body)) + body)
+        parts = [HEADER.pack(b"R", len(body)), body]
         for i in range(0, len(stdin or b""), _CHUNK):
             piece = stdin[i : i + _CHUNK]
-            out += HEADER.pack(b"I", len(piece)) + piece
+            parts += [HEADER.pack(b"I", len(piece)), piece]
         if stdin:
-            out += HEADER.pack(b"E", 0)
+            parts.append(HEADER.pack(b"E", 0))
+        out = b"".join(parts)
         kept: list[list[bytes]] = [[], []]
         done, reason, sent_kill = None, None, None
         timed_out = False
         wfd, rfd = self.proc.stdin.fileno(), self.proc.stdout.fileno()
         os.set_blocking(wfd, False)
+        sent = 0
         try:  # most requests fit the pipe: one write, then only reading
-            del out[: os.write(wfd, out)]
+            sent = os.write(wfd, out)
         except BlockingIOError:
             pass
         except OSError:  # the server is gone; the read side says so
-            out.clear()
+            sent = len(out)
+        view = memoryview(out)
         sel = select.poll()
         sel.register(rfd, select.POLLIN)
-        writing = bool(out)
+        writing = sent < len(out)
         if writing:
             sel.register(wfd, select.POLLOUT)
         next_watch = start + watch_every_s
@@ -237,7 +240,8 @@ class Server:
                         next_watch = now + watch_every_s
                         reason = watch()
                     if reason is not None:
-                        out += HEADER.pack(b"K", 0)
+                        out, sent = out[sent:] + HEADER.pack(b"K", 0), 0
+                        view = memoryview(out)
                         sent_kill = now
                         if not writing:
                             sel.register(wfd, select.POLLOUT)
@@ -251,12 +255,12 @@ class Server:
                 for fd, _ in sel.poll(max(0.0, wait) * 1000):
                     if fd == wfd:
                         try:
-                            del out[: os.write(wfd, out)]
+                            sent += os.write(wfd, view[sent : sent + _CHUNK])
                         except BlockingIOError:
                             pass
                         except OSError:  # the server is gone; the read side will say so
-                            out.clear()
-                        if not out:
+                            sent = len(out)
+                        if sent == len(out):
                             sel.unregister(wfd)
                             writing = False
                         continue

@@ -39,6 +39,7 @@ command writes can change what the next server start runs.
 Layer: io.
 """
 
+import collections
 import json
 import os
 import select
@@ -285,7 +286,7 @@ class Run:
         self.cap, self.kill_after = req["cap"], req["kill_after"]
         self.seen = [0, 0]
         self.runaway = self.killed = False
-        self.pending = b""
+        self.pending = collections.deque()  # stdin chunks not yet written (memoryviews)
         self.stdin_open = bool(req.get("stdin"))  # more stdin frames may come
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
@@ -356,19 +357,24 @@ class Run:
                 self.killed = True
                 _kill_all()
             elif kind == b"I" and self.in_w is not None:
-                self.pending += payload
+                if payload:
+                    self.pending.append(memoryview(payload))
             elif kind == b"E":
                 self.stdin_open = False
             self._stdin_state()
 
     def _write_stdin(self):
         try:
-            n = os.write(self.in_w, self.pending[:CHUNK])
-            self.pending = self.pending[n:]
+            n = os.write(self.in_w, self.pending[0])
+            if n == len(self.pending[0]):
+                self.pending.popleft()
+            else:
+                self.pending[0] = self.pending[0][n:]
         except BlockingIOError:
             return
         except OSError:  # the command stopped reading
-            self.pending, self.stdin_open = b"", False
+            self.pending.clear()
+            self.stdin_open = False
         self._stdin_state()
 
     def _stdin_state(self):
