@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from sandbox_testkit import wait_until
 
 from agentpost.sandbox.base import SandboxSpec
 from agentpost.sandbox.docker import DockerBackend
@@ -70,6 +71,7 @@ def test_a_killed_container_comes_back_with_its_files(backend, image):
     with backend.create(SandboxSpec(image=image)) as box:
         box.exec("echo kept > /app/f")
         backend.cli("kill", box.name, timeout_s=60)  # as the OOM killer or an operator would
+        assert wait_until(lambda: not box.executor.server.alive(), 30)  # its stream ends
         assert box.exec("cat /app/f").stdout == "kept\n"
         assert box.executor.starts == 2
         box.reset_private()

@@ -73,7 +73,7 @@ class BwrapServer:
         info_r, info_w = os.pipe()
         args = [a for a in self.bwrap_args if a != "--die-with-parent"]  # see the docstring
         argv = [*args, "--as-pid-1", "--info-fd", str(info_w), "--chdir", "/", "--"]
-        argv += server_argv(self.python, {"rlimits": self.rlimits})
+        argv += server_argv(self.python, self.rlimits)
         server = Server(hard_kill=lambda: kill_tree(server.proc, self.pidfd))
         self.server = server
 

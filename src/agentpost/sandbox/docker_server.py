@@ -55,7 +55,7 @@ class DockerServer:
             argv = [self.backend.binary, "start", "-a", "-i", self.name]
         else:
             argv = [self.backend.binary, "run", "-i", "--sig-proxy=false", *self.run_args]
-            argv += [self.image, *server_argv("python3", {})]
+            argv += [self.image, *server_argv("python3")]
         server = Server(hard_kill=lambda: self._hard_kill(server))
         self.server = server
         self.created = True  # even a failed run may have created the container (close removes it)

@@ -17,7 +17,7 @@ Layer: io.
 
 from __future__ import annotations
 
-import json
+import marshal
 import os
 import select
 import struct
@@ -31,6 +31,7 @@ from pathlib import Path
 from agentpost.sandbox.base import ExecResult
 
 HEADER = struct.Struct(">cI")
+DONE = struct.Struct(">iqq??")  # as in exec_server.py
 _CHUNK = 1 << 16
 _SOURCE: list[str] = []
 
@@ -43,9 +44,11 @@ def server_source() -> str:
     return _SOURCE[0]
 
 
-def server_argv(python: str, config: dict) -> list[str]:
-    """The interpreter command line that runs the server, isolated from anything writable."""
-    return [python, "-I", "-S", "-B", "-c", server_source(), json.dumps(config)]
+def server_argv(python: str, rlimits: dict[str, int] | None = None) -> list[str]:
+    """The interpreter command line that runs the server, isolated from anything writable;
+    ``rlimits`` (``{"NPROC": 256, ...}``) are set on the server and inherited by commands."""
+    limits = ",".join(f"{k}={int(v)}" for k, v in (rlimits or {}).items())
+    return [python, "-I", "-S", "-B", "-c", server_source(), limits]
 
 
 class StartFailed(Exception):
@@ -112,7 +115,7 @@ class Server:
             self._hard_kill()
             err = self._stderr()
             raise StartFailed(err or "the executor exited before it was ready")
-        self.pid = json.loads(frame[1]).get("pid")
+        self.pid = struct.unpack(">i", frame[1])[0]
 
     def _stderr(self) -> str:
         """What the server's command printed on stderr (once it has ended)."""
@@ -145,7 +148,14 @@ class Server:
                 self._buf += data
 
     def alive(self) -> bool:
-        return not self.dead and self.proc is not None and self.proc.poll() is None
+        """Whether the idle server can take a command: its process runs and its stream has
+        not ended (an idle server never writes, so anything readable is the end of it)."""
+        if self.dead or self.proc is None or self.proc.poll() is not None:
+            return False
+        if select.select([self.proc.stdout.fileno()], [], [], 0)[0]:
+            self.dead = True
+            return False
+        return True
 
     def sweep(self, timeout_s: float = 30.0) -> None:
         """Kill every process in the sandbox but the server (``S``); hard-kill if no answer."""
@@ -203,7 +213,7 @@ class Server:
         start = time.monotonic()
         deadline = start + timeout_s
         req = {**request, "stdin": bool(stdin), "cap": cap, "kill_after": kill_after}
-        body = json.dumps(req).encode()
+        body = marshal.dumps(req, 4)  # builtin on both sides; the server imports no json
         parts = [HEADER.pack(b"R", len(body)), body]
         for i in range(0, len(stdin or b""), _CHUNK):
             piece = stdin[i : i + _CHUNK]
@@ -310,8 +320,8 @@ class Server:
             elif kind == b"X":
                 kept[1].append(payload)
             elif kind == b"D":
-                d = json.loads(payload)
-                done = _Done(rc=d["rc"], seen=tuple(d["seen"]), runaway=d["runaway"])
+                rc, out, err, runaway, _killed = DONE.unpack(payload)
+                done = _Done(rc=rc, seen=(out, err), runaway=runaway)
                 break
         self._buf = buf[pos:]
         return done

@@ -1,6 +1,6 @@
 """The persistent executor: one small process inside a sandbox that runs each command for the host.
 
-This file runs *inside* the sandbox, as ``python3 -I -S -B -c <this source> <config JSON>``, by the
+This file runs *inside* the sandbox, as ``python3 -I -S -B -c <this source> <rlimits>``, by the
 sandbox's own system Python (3.8 or newer), as PID 1 of the sandbox's PID namespace (bwrap
 ``--as-pid-1``; docker: the container's entrypoint). It imports only the standard library; the
 host reads it as text (``exec_client.server_source``) and never imports it.
@@ -10,16 +10,16 @@ endian) | payload`` over the server's stdin (host → server) and stdout (server
 
 | host → server | |
 |---|---|
-| ``R`` JSON ``{argv, cwd, env, user, keep_home, stdin, cap, kill_after}`` | run one command (``env`` is added to the server's own environment) |
+| ``R`` marshal ``{argv, cwd, env, user, keep_home, stdin, cap, kill_after}`` | run one command (``env`` is added to the server's own environment) |
 | ``I`` bytes / ``E`` | the command's stdin / its end |
 | ``K`` | kill the command and everything it started (timeout, output cap, quota) |
 | ``S`` | kill every process but the server, then answer ``D`` (``reset_private``) |
 
 | server → host | |
 |---|---|
-| ``Y`` JSON ``{pid, python}`` | ready |
+| ``Y`` ``>i`` pid | ready |
 | ``O`` / ``X`` bytes | the command's stdout / stderr, at most ``cap`` bytes each |
-| ``D`` JSON ``{rc, seen: [out, err], runaway}`` | done: ``rc`` as ``Popen.returncode`` |
+| ``D`` ``>iqq??`` rc, bytes seen on stdout and stderr, runaway, killed | done: ``rc`` as ``Popen.returncode`` |
 
 Each command gets a fresh shell's conditions: its own session (process group), the given cwd
 and complete environment, fresh pipes, default signal dispositions, the sandbox's rlimits
@@ -39,20 +39,23 @@ command writes can change what the next server start runs.
 Layer: io.
 """
 
-import collections
-import json
+import _signal
+import _struct
+import marshal
 import os
 import select
-import signal
-import struct
 import sys
 
-HEADER = struct.Struct(">cI")
+# Only builtin modules: ``json``, ``signal``, ``collections`` and ``ctypes`` would double the
+# interpreter's start-up CPU (about 8 ms against 16 ms), paid at every executor start.
+HEADER = _struct.Struct(">cI")
+DONE = _struct.Struct(">iqq??")  # rc, stdout bytes seen, stderr bytes seen, runaway, killed
 BASE_ENV = dict(os.environ)  # the sandbox's environment; each request adds its own variables
 CHUNK = 1 << 16
 # Python ignores these; a command must start with the defaults (SIGXFSZ at the file-size limit,
 # SIGPIPE for ``yes | head``).
-DEFAULT_SIGNALS = (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT, signal.SIGQUIT)
+DEFAULT_SIGNALS = (_signal.SIGPIPE, _signal.SIGXFSZ, _signal.SIGINT, _signal.SIGQUIT)
+SIGKILL = 9
 
 
 class Channel:
@@ -97,7 +100,7 @@ class Channel:
             self.fill()
 
 
-def _setup(config):
+def _setup(rlimits):
     """Move the protocol off fds 0-2, close everything inherited, lock the server down."""
     rfd, wfd, diag = os.dup(0), os.dup(1), os.dup(2)  # os.dup: close-on-exec
     null = os.open("/dev/null", os.O_RDWR)  # close-on-exec too
@@ -112,19 +115,31 @@ def _setup(config):
             except OSError:
                 pass
     sys.stderr = open(diag, "w", closefd=True)
-    signal.signal(signal.SIGINT, signal.SIG_DFL)  # PID 1 with no handler: no signal reaches it
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
-    except (OSError, AttributeError):
-        pass
+    _signal.signal(_signal.SIGINT, _signal.SIG_DFL)  # PID 1 with no handler: no signal reaches
+    _not_dumpable()
     import resource
 
-    for name, value in config.get("rlimits", {}).items():
+    for item in filter(None, rlimits.split(",")):  # "NPROC=256,AS=2147483648,..."
+        name, _, value = item.partition("=")
         limit = getattr(resource, "RLIMIT_" + name)
-        resource.setrlimit(limit, (value, value))
+        resource.setrlimit(limit, (int(value), int(value)))
     return Channel(rfd, wfd), null
+
+
+def _not_dumpable():
+    """prctl(PR_SET_DUMPABLE, 0): /proc/1/fd, /proc/1/mem and ptrace need CAP_SYS_PTRACE now."""
+    try:
+        import _ctypes
+
+        prctl = _ctypes.dlsym(_ctypes.dlopen(None), "prctl")
+        ok = _ctypes.call_function(prctl, (4, 0, 0, 0, 0)) == 0
+    except (ImportError, AttributeError, OSError):
+        ok = False
+    if not ok:  # the public (slower to import) way
+        import ctypes
+
+        if ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0) != 0:
+            sys.exit("agentpost executor: cannot make itself non-dumpable")
 
 
 def _which(name, env):
@@ -193,7 +208,7 @@ def _fork_as(user, keep_home, exe, argv, env, cwd, fds, err_w):
             for i, fd in enumerate(fds):
                 os.dup2(fd, i)
             for sig in DEFAULT_SIGNALS:
-                signal.signal(sig, signal.SIG_DFL)
+                _signal.signal(sig, _signal.SIG_DFL)
             os.setgroups(groups)
             os.setgid(gid)
             os.setuid(uid)
@@ -208,7 +223,7 @@ def _fork_as(user, keep_home, exe, argv, env, cwd, fds, err_w):
 
 def _kill_all():
     try:
-        os.kill(-1, signal.SIGKILL)  # every process of the namespace but PID 1 (us)
+        os.kill(-1, SIGKILL)  # every process of the namespace but PID 1 (us)
     except ProcessLookupError:
         pass
 
@@ -286,7 +301,7 @@ class Run:
         self.cap, self.kill_after = req["cap"], req["kill_after"]
         self.seen = [0, 0]
         self.runaway = self.killed = False
-        self.pending = collections.deque()  # stdin chunks not yet written (memoryviews)
+        self.pending = []  # stdin chunks not yet written (memoryviews), oldest first
         self.stdin_open = bool(req.get("stdin"))  # more stdin frames may come
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
@@ -367,7 +382,7 @@ class Run:
         try:
             n = os.write(self.in_w, self.pending[0])
             if n == len(self.pending[0]):
-                self.pending.popleft()
+                del self.pending[0]
             else:
                 self.pending[0] = self.pending[0][n:]
         except BlockingIOError:
@@ -421,29 +436,27 @@ class Run:
         _kill_all()
         _reap_all()
         _clear_ipc()
-        done = {"rc": self.rc, "seen": self.seen, "runaway": self.runaway, "killed": self.killed}
-        self.chan.send(b"D", json.dumps(done).encode())
+        done = DONE.pack(self.rc, self.seen[0], self.seen[1], self.runaway, self.killed)
+        self.chan.send(b"D", done)
 
 
 def main():
     if os.getpid() != 1:  # kill(-1) anywhere else would signal every process of the user
         sys.exit("agentpost executor: must run as PID 1 of its own PID namespace")
-    config = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
-    chan, null = _setup(config)
-    ready = {"pid": os.getpid(), "python": sys.version.split()[0]}
-    chan.send(b"Y", json.dumps(ready).encode())
+    chan, null = _setup(sys.argv[1] if len(sys.argv) > 1 else "")
+    chan.send(b"Y", _struct.pack(">i", os.getpid()))
     while True:
         frame = chan.next()
         if frame is None:
             return
         kind, payload = frame
         if kind == b"R":
-            Run(chan, json.loads(payload), null).serve()
+            Run(chan, marshal.loads(payload), null).serve()
         elif kind == b"S":
             _kill_all()
             _reap_all()
             _clear_ipc()
-            chan.send(b"D", b"{}")
+            chan.send(b"D", DONE.pack(0, 0, 0, False, False))
 
 
 if __name__ == "__main__":
