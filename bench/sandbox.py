@@ -23,8 +23,9 @@ Sections (each a function returning a dict; add new ones to SECTIONS):
   of ``true`` through a per-exec sandbox (the fallback: a fresh bwrap / a ``docker exec`` per
   command) and through the persistent executor of a sandbox created once, for bwrap and docker
   (where a daemon answers), with the ratios to plain, the executor's start cost (create + first
-  exec + close against create + close) and the load average before and after. Goal (issue 18):
-  the executor's exec ≤ 2x plain for bwrap.
+  exec + close against create + close), the 10th percentiles (the cost when the shared machine
+  leaves the exec alone) and the load average before and after. Goal (issue 18): the
+  executor's exec ≤ 2x plain for bwrap.
 - floor: inside one existing sandbox, fork+exec of ``true`` plain and with fresh user/PID/
   mount/IPC/network namespaces per command (``probes/ns_floor.py``), beside a plain host
   subprocess and a sandboxed exec: the per-command floor of a persistent executor.
@@ -384,6 +385,8 @@ def bench_executor(n: int) -> dict:
                     box.exec(["true"])
                 costs.append(time.perf_counter() - t)
         m = {k: _median_ms(v) for k, v in samples.items()}
+        # the 10th percentile: what an exec costs when the shared machine leaves it alone
+        p10 = {k: statistics.quantiles(v, n=10)[0] * 1000 for k, v in samples.items()}
         out["rows"].append(
             {
                 "backend": name,
@@ -391,6 +394,8 @@ def bench_executor(n: int) -> dict:
                 "executor_vs_plain": round(m["executor"] / m["plain"], 2),
                 "fresh_vs_plain": round(m["fresh"] / m["plain"], 2),
                 "fresh_vs_executor": round(m["fresh"] / m["executor"], 1),
+                **{f"{k}_p10_ms": round(v, 3) for k, v in p10.items()},
+                "executor_vs_plain_p10": round(p10["executor"] / p10["plain"], 2),
                 "create_first_exec_close_ms": round(_median_ms(start_cost["server"]), 1),
                 "create_first_exec_close_fresh_ms": round(_median_ms(start_cost["fresh"]), 1),
                 "executor_starts": starts,
@@ -464,6 +469,10 @@ def _print(results: dict) -> None:
             f"{row['create_first_exec_close_ms']:.1f} ms (per-exec sandbox "
             f"{row['create_first_exec_close_fresh_ms']:.1f} ms); executor starts "
             f"{row['executor_starts']}"
+        )
+        print(
+            f"executor {row['backend']:6} 10th percentile: plain {row['plain_p10_ms']:.2f} ms,"
+            f" executor {row['executor_p10_ms']:.2f} ms (x{row['executor_vs_plain_p10']})"
         )
     if exe.get("rows"):
         print(f"executor load: {exe['load_before']} -> {exe['load_after']}")
