@@ -5,9 +5,12 @@ a ``docker run -i``) with pipes for the protocol and waits for the server's read
 ``Server.run(...)`` runs one command and returns its ``ExecResult`` with the semantics of
 ``capture.run_capped`` (wall-clock deadline, output cap, runaway kill, ``watch``), where killing
 is a ``K`` frame: the server ends the command and everything it started and still answers, so
-a timeout costs no restart. If the server does not answer within ``grace_s`` of a kill, or the
-caller ends it from another thread (``hard_kill``), the backend's ``hard_kill`` ends the whole
-sandbox's processes and the next command starts a new server.
+a timeout costs no restart. The output cap is applied in the server (it forwards at most ``cap``
+bytes per stream and counts the rest), so a runaway ``yes`` never crosses the pipe. If the
+server does not answer within ``grace_s`` of a kill, or the caller ends it from another thread
+(``Server.kill``, e.g. ``cancel``), the backend's ``hard_kill`` ends the whole sandbox's
+processes, ``run`` returns the command as killed (exit 137) and the next command starts a new
+server. A stream that ends while nobody here killed it raises ``ServerDied``.
 
 One command at a time per server: the caller serialises (``BwrapSandbox`` and ``DockerSandbox``
 hold a lock around ``run``).
