@@ -20,6 +20,13 @@ Sections (each a function returning a dict; add new ones to SECTIONS):
   ``--diagnose-workers`` replay workers: trajectories and replays per second, the load average
   before and after each run. Files live under ``bench/out/diagnose/`` (git-ignored); the
   generating run is reused when present.
+- executor: in one run, interleaved, the median ms of a plain host ``subprocess.run(["true"])``,
+  of ``true`` through a per-exec sandbox (the fallback: a fresh bwrap / a ``docker exec`` per
+  command) and through the persistent executor of a sandbox created once, for bwrap and docker
+  (where a daemon answers), with the ratios to plain, the executor's start cost (create + first
+  exec + close against create + close), the 10th percentiles (the cost when the shared machine
+  leaves the exec alone) and the load average before and after. Goal (issue 18): the
+  executor's exec ≤ 2x plain for bwrap.
 - floor: inside one existing sandbox, fork+exec of ``true`` plain and with fresh user/PID/
   mount/IPC/network namespaces per command (``probes/ns_floor.py``), beside a plain host
   subprocess and a sandboxed exec: the per-command floor of a persistent executor.
@@ -350,7 +357,91 @@ def bench_floor(n: int) -> dict:
     }
 
 
+# --- executor section (issue 18, item 1): the persistent executor against plain and fresh -------
+
+
+def _executor_backends() -> dict:
+    from agentpost.sandbox.base import SandboxSpec
+    from agentpost.sandbox.bwrap import BwrapBackend
+    from agentpost.sandbox.docker import DockerBackend
+
+    out = {}
+    bwrap = BwrapBackend()
+    if bwrap.available():
+        out["bwrap"] = (bwrap, SandboxSpec())
+    docker = DockerBackend()
+    if docker.available():
+        from agentpost.sandbox.images import ensure_base
+
+        out["docker"] = (docker, SandboxSpec(image=ensure_base(docker, "python")))
+    return out
+
+
+def _create(backend, spec, mode: str):
+    from agentpost.sandbox.bwrap_server import ENV_MODE
+
+    old = os.environ.get(ENV_MODE)
+    os.environ[ENV_MODE] = mode  # read when the sandbox is made
+    try:
+        return backend.create(spec)
+    finally:
+        os.environ.pop(ENV_MODE) if old is None else os.environ.update({ENV_MODE: old})
+
+
+def bench_executor(n: int) -> dict:
+    """Median ms of ``true``: plain, per-exec sandbox, persistent executor (interleaved)."""
+    backends = _executor_backends()
+    if not backends:
+        return {"skipped": "neither bubblewrap nor a docker daemon can start a sandbox here"}
+    out = {"n": n, "load_before": round(os.getloadavg()[0], 2), "rows": []}
+    for name, (backend, spec) in backends.items():
+        fresh, server = _create(backend, spec, "fresh"), _create(backend, spec, "server")
+        samples: dict[str, list[float]] = {"plain": [], "fresh": [], "executor": []}
+        try:
+            for box in (fresh, server):
+                assert box.exec(["true"]).exit_code == 0  # warm; starts the executor
+            for _ in range(n):
+                for label, box in (("plain", None), ("fresh", fresh), ("executor", server)):
+                    t = time.perf_counter()
+                    if box is None:
+                        subprocess.run(["true"], check=True)
+                    else:
+                        box.exec(["true"])
+                    samples[label].append(time.perf_counter() - t)
+            starts = server.executor.starts if server.executor else None
+        finally:
+            fresh.close()
+            server.close()
+        start_cost: dict[str, list[float]] = {"server": [], "fresh": []}
+        for _ in range(max(3, n // 10)):
+            for mode, costs in start_cost.items():
+                t = time.perf_counter()
+                with _create(backend, spec, mode) as box:
+                    box.exec(["true"])
+                costs.append(time.perf_counter() - t)
+        m = {k: _median_ms(v) for k, v in samples.items()}
+        # the 10th percentile: what an exec costs when the shared machine leaves it alone
+        p10 = {k: statistics.quantiles(v, n=10)[0] * 1000 for k, v in samples.items()}
+        out["rows"].append(
+            {
+                "backend": name,
+                **{f"{k}_ms": round(v, 3) for k, v in m.items()},
+                "executor_vs_plain": round(m["executor"] / m["plain"], 2),
+                "fresh_vs_plain": round(m["fresh"] / m["plain"], 2),
+                "fresh_vs_executor": round(m["fresh"] / m["executor"], 1),
+                **{f"{k}_p10_ms": round(v, 3) for k, v in p10.items()},
+                "executor_vs_plain_p10": round(p10["executor"] / p10["plain"], 2),
+                "create_first_exec_close_ms": round(_median_ms(start_cost["server"]), 1),
+                "create_first_exec_close_fresh_ms": round(_median_ms(start_cost["fresh"]), 1),
+                "executor_starts": starts,
+            }
+        )
+    out["load_after"] = round(os.getloadavg()[0], 2)
+    return out
+
+
 SECTIONS: dict[str, Callable[[int], dict]] = {
+    "executor": bench_executor,
     "exec": bench_exec,
     "views": bench_views,
     "replay": bench_replay,
@@ -408,6 +499,24 @@ def _print(results: dict) -> None:
             f"floor: host plain {fl['host_plain_ms']:.2f} ms, sandboxed exec "
             f"{fl['sandboxed_exec_ms']:.2f} ms; inside the sandbox: {inside} (load {fl['load']})"
         )
+    exe = results["sections"].get("executor", {})
+    if "skipped" in exe:
+        print(f"executor: skipped ({exe['skipped']})")
+    for row in exe.get("rows", []):
+        print(
+            f"executor {row['backend']:6} true: plain {row['plain_ms']:.2f} ms, per-exec sandbox "
+            f"{row['fresh_ms']:.2f} ms (x{row['fresh_vs_plain']}), executor "
+            f"{row['executor_ms']:.2f} ms (x{row['executor_vs_plain']}); create+first exec+close "
+            f"{row['create_first_exec_close_ms']:.1f} ms (per-exec sandbox "
+            f"{row['create_first_exec_close_fresh_ms']:.1f} ms); executor starts "
+            f"{row['executor_starts']}"
+        )
+        print(
+            f"executor {row['backend']:6} 10th percentile: plain {row['plain_p10_ms']:.2f} ms,"
+            f" executor {row['executor_p10_ms']:.2f} ms (x{row['executor_vs_plain_p10']})"
+        )
+    if exe.get("rows"):
+        print(f"executor load: {exe['load_before']} -> {exe['load_after']}")
     dia = results["sections"].get("diagnose", {})
     if "skipped" in dia:
         print(f"diagnose: skipped ({dia['skipped']})")

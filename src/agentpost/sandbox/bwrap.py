@@ -1,6 +1,8 @@
-"""The bubblewrap backend (the default): a few milliseconds per exec, no daemon, no image.
+"""The bubblewrap backend (the default): about a plain process per exec, no daemon, no image.
 
-Every exec starts a fresh ``bwrap`` with its own user, PID, network, IPC and UTS namespaces. The
+A sandbox starts one ``bwrap`` with its own user, PID, network, IPC and UTS namespaces, and in
+it a persistent executor that runs each exec as a fresh process (``bwrap_server.py``; the
+per-exec bwrap described below stays as the fallback, ``AGENTPOST_SANDBOX_EXEC=fresh``). The
 root is a tmpfs holding read-only bind mounts of the host's system dirs only (the hermetic view:
 ``hermetic.py`` says what is visible and why; ``view="mirror"`` binds every host entry, as before),
 so mount points for writable directories such as ``/app`` can be created on it; it is then
@@ -15,22 +17,20 @@ Whole-sandbox limits (a memory cgroup, a disk quota on the sandbox's host dir) a
 ``limits.py``, with their fallbacks.
 
 Containment:
-- Nothing outlives an exec: when the command exits, bwrap's PID-namespace init exits and the
-  kernel kills every process left in the namespace. bwrap itself may exit a moment earlier, so
-  exec also waits on a pidfd of that init (its pid comes from ``--info-fd``). At the timeout we
-  SIGKILL the init through the pidfd, which empties the namespace the same way.
-  ``--die-with-parent`` ends the tree if agentpost itself dies.
-- Limits (processes, address space, file size) are set by ``prlimit`` *inside* the new user
-  namespace. The kernel exempts host root from RLIMIT_NPROC, so when agentpost runs as root,
+- Nothing outlives an exec: the executor, the init of the sandbox's PID namespace, kills every
+  other process in it when the command exits (``exec_server.py``); at the timeout it kills them
+  too and still answers. Ending the executor (SIGKILL through a pidfd) empties the namespace at
+  once: ``cancel``, ``reset_private``, ``close``, and agentpost's own exit (its stdin closes).
+  The per-exec fallback does the same with one namespace per exec (``bwrap_fresh.py``).
+- Limits (processes, address space, file size) are set *inside* the new user namespace (by the
+  executor on itself, inherited by every command; ``prlimit`` in the fallback). The kernel exempts host root from RLIMIT_NPROC, so when agentpost runs as root,
   bwrap runs under ``setpriv`` as an unprivileged uid (``sandbox_uid``, 65534 by default) mapped
   to uid 0 inside; the process count is then charged per sandbox user namespace, so a fork bomb
   in one sandbox stops at ``limits.processes`` without starving other sandboxes. Sandbox files
   on the host belong to that uid.
-- Cost: most of an exec's time is the kernel building and tearing down namespaces and the
-  ~30 mounts (it grows with the entries of the host root and with contention from other
-  sandboxes' mounts); ``setpriv`` and ``prlimit`` add about 1 ms and 0.7 ms of CPU.
-  Setting the limits with ``prlimit(2)`` on the init held at ``--block-fd`` would save the
-  ``prlimit`` exec, but root needs CAP_SYS_RESOURCE for that, which containers often drop.
+- Cost: with the executor, an exec is one ``posix_spawn`` in the sandbox plus a frame each way
+  (``bench/sandbox.py``, section ``executor``); the namespaces and ~30 mounts are paid once per
+  sandbox (and after ``reset_private``). The fallback pays them per exec.
 - Known limit: a pathname Unix socket that is world-writable and lies in a visible host dir
   (the hermetic view shows only /usr, /etc and the like; the mirror view all of the host root
   outside ``/run``, ``/tmp`` and ``/dev``) can still be connected to (connect() needs write
@@ -54,16 +54,10 @@ import threading
 
 from agentpost.errors import InfraError
 from agentpost.sandbox.base import ExecResult, SandboxSpec, Snapshot
-from agentpost.sandbox.bwrap_parts import (
-    ancestors,
-    base_env,
-    kill_tree,
-    mirror_args,
-    owned_pipes,
-    read_info,
-    wait_exit,
-)
-from agentpost.sandbox.capture import run_capped
+from agentpost.sandbox.bwrap_fresh import exec_fresh
+from agentpost.sandbox.bwrap_parts import ancestors, base_env, kill_tree, mirror_args
+from agentpost.sandbox.bwrap_server import BwrapServer, find_python, wanted
+from agentpost.sandbox.exec_client import ServerDied, StartFailed
 from agentpost.sandbox.hermetic import VISIBLE, covers, hidden_entries
 from agentpost.sandbox.hostfs import HostDirFiles, Layout, prune_stale
 from agentpost.sandbox.limits import JOIN, MemoryCgroup, quota_full, usage_bytes
@@ -80,6 +74,11 @@ class BwrapSandbox(HostDirFiles):
         self.closed = False
         self._running: tuple[subprocess.Popen, int | None] | None = None
         self._cancel_lock = threading.Lock()  # cancel never signals a pidfd being closed
+        self._exec_lock = threading.Lock()  # execs on one sandbox are serialised
+        self.executor: BwrapServer | None = None
+        self._ooms: tuple[int | None, int] | None = (
+            None  # (executor start, OOM kills) after an exec
+        )
         lim = spec.limits
         self.layout = Layout(
             backend.ensure_base_dir(), spec.writable_dirs, backend.owner(), lim.disk_bytes
@@ -91,6 +90,11 @@ class BwrapSandbox(HostDirFiles):
             mem = lim.sandbox_memory_bytes
             self.cgroup = MemoryCgroup.make(mem) if mem else None  # 0: no cgroup (bench)
             self._args = self._fixed_args()
+            python = find_python(spec.rootfs or "/")
+            if wanted() and python:
+                lim = spec.limits
+                rlimits = {"NPROC": lim.processes, "AS": lim.memory_bytes, "FSIZE": lim.file_bytes}
+                self.executor = BwrapServer(self._args, base_env(spec), python, rlimits)
         except BaseException:
             self.layout.remove()
             raise
@@ -124,24 +128,6 @@ class BwrapSandbox(HostDirFiles):
             args.append("--share-net")
         return args
 
-    def _argv(self, command: str | list[str], cwd: str | None, info_fd: int) -> list[str]:
-        lim = self.spec.limits
-        cmd = ["bash", "-c", command] if isinstance(command, str) else list(command)
-        return [
-            *self._args,
-            "--info-fd",
-            str(info_fd),
-            "--chdir",
-            cwd or self.spec.workdir,
-            "--",
-            "prlimit",
-            f"--nproc={lim.processes}",
-            f"--as={lim.memory_bytes}",
-            f"--fsize={lim.file_bytes}",
-            "--",
-            *cmd,
-        ]
-
     def exec(
         self,
         command: str | list[str],
@@ -155,86 +141,71 @@ class BwrapSandbox(HostDirFiles):
             raise InfraError("exec on a closed sandbox")
         if not command:
             raise ValueError("exec needs a command")
-        ooms = self.cgroup.oom_kills() if self.cgroup else 0
-        proc, pidfd = self._start(command, cwd, env, stdin)
-        self._running = (proc, pidfd)  # for ``cancel`` from another thread
-        try:
+        with self._exec_lock:
+            if self.closed:
+                raise InfraError("exec on a closed sandbox")
+            ooms = self._oom_count()
             lim = self.spec.limits
-            result = run_capped(
-                proc,
-                stdin=stdin,
-                timeout_s=self.spec.default_timeout_s if timeout_s is None else timeout_s,
-                cap=lim.output_bytes,
-                kill_after=max(8 * lim.output_bytes, 64 << 20),
-                kill=lambda p: kill_tree(p, pidfd),
-                watch=None if self.layout.quota else self._over_quota,
-            )
-        except BaseException:  # Ctrl-C, SIGTERM: kill the command before the dir goes away
-            kill_tree(proc, pidfd)
-            proc.wait()
-            raise
-        finally:
-            with self._cancel_lock:
-                self._running = None
-            wait_exit(pidfd)
-        if result.exit_code == 1 and _setup_failed(result.stderr):
-            raise InfraError(f"bwrap could not set up the sandbox: {result.stderr.strip()}")
-        return self._why_killed(result, ooms)
+            timeout = self.spec.default_timeout_s if timeout_s is None else timeout_s
+            server = self._server()
+            if server is None:
+                return self._why_killed(exec_fresh(self, command, timeout, cwd, env, stdin), ooms)
+            cmd = ["bash", "-c", command] if isinstance(command, str) else list(command)
+            req = {"argv": cmd, "cwd": cwd or self.spec.workdir, "user": None, "env": env or {}}
+            try:
+                result = server.run(
+                    req,
+                    stdin=stdin,
+                    timeout_s=timeout,
+                    cap=lim.output_bytes,
+                    kill_after=max(8 * lim.output_bytes, 64 << 20),
+                    watch=None if self.layout.quota else self._over_quota,
+                )
+            except ServerDied as e:
+                self.executor.stop()
+                if self.cgroup and self.cgroup.oom_kills() > ooms:  # the command's own doing
+                    return ExecResult(137, "", "", False, 0.0, False, killed="memory limit")
+                raise InfraError(f"{e} (a new one starts on the next exec)") from e
+            finally:
+                if self.executor.server is not None and self.executor.server.dead:
+                    self.executor.stop()  # killed (cancel, no answer): nothing may outlive exec
+            return self._why_killed(result, ooms)
+
+    def _server(self):
+        """The running executor, started if need be; None: this sandbox execs the old way."""
+        if self.executor is None or self.executor.fallback:
+            return None
+        try:
+            return self.executor.up()
+        except StartFailed as e:
+            raise InfraError(f"bwrap could not set up the sandbox: {e.detail}") from e
 
     def _over_quota(self) -> str | None:
         """The disk-quota fallback without a quota mount (``limits.py``)."""
         over = usage_bytes(self.root) > self.spec.limits.disk_bytes
         return "disk quota" if over else None
 
+    def _oom_count(self) -> int:
+        """The cgroup's OOM kills before an exec: the count read after the last exec while
+        the same executor runs (nothing of the sandbox runs between execs), else read now."""
+        if not self.cgroup:
+            return 0
+        starts = self.executor.starts if self.executor else None
+        if self._ooms is None or self._ooms[0] != starts or starts is None:
+            return self.cgroup.oom_kills()
+        return self._ooms[1]
+
     def _why_killed(self, result: ExecResult, ooms_before: int) -> ExecResult:
         """Name the whole-sandbox limit an exec ran into (the command's own exit code stays)."""
+        self._ooms = None
         if result.killed in (None, "timeout") and self.cgroup:
-            if self.cgroup.oom_kills() > ooms_before:
+            now = self.cgroup.oom_kills()
+            self._ooms = (self.executor.starts if self.executor else None, now)
+            if now > ooms_before:
                 return dataclasses.replace(result, killed="memory limit")
         if result.killed is None and self.layout.quota and quota_full(self.root):
             return dataclasses.replace(result, killed="disk quota")
         return result
-
-    def _start(self, command, cwd, env, stdin) -> tuple[subprocess.Popen, int | None]:
-        """Start bwrap; return it and a pidfd on its PID-namespace init (None if that is gone).
-
-        bwrap exits as soon as the command does, while the kernel may still be killing what the
-        command left in the namespace; waiting on the init's pidfd closes that window."""
-        info_r, info_w = os.pipe()
-        parent, child = owned_pipes(bool(stdin), self.backend.owner())
-        try:
-            proc = subprocess.Popen(
-                self._argv(command, cwd, info_w),
-                stdin=child[0] if stdin else subprocess.DEVNULL,
-                stdout=child[-2],
-                stderr=child[-1],
-                env={**base_env(self.spec), **(env or {})},
-                pass_fds=(info_w,),
-                start_new_session=True,
-                cwd="/",
-            )
-        except OSError as e:
-            for fd in (info_r, *parent):
-                os.close(fd)
-            raise InfraError(f"cannot start bwrap: {e}") from e
-        finally:
-            for fd in (info_w, *child):
-                os.close(fd)
-        streams = [open(fd, "rb", buffering=0) for fd in parent[-2:]]
-        proc.stdout, proc.stderr = streams
-        if stdin:
-            proc.stdin = open(parent[0], "wb", buffering=0)
-        try:
-            init_pid = read_info(info_r).get("child-pid")
-        finally:
-            os.close(info_r)
-        pidfd = None
-        if isinstance(init_pid, int):
-            try:
-                pidfd = os.pidfd_open(init_pid)
-            except OSError:  # already gone (setup failed), or no pidfd support
-                pidfd = None
-        return proc, pidfd
 
     def cancel(self) -> None:
         """Kill the command running in this sandbox now (from any thread); its ``exec`` returns
@@ -243,10 +214,26 @@ class BwrapSandbox(HostDirFiles):
             running = self._running
             if running is not None and running[0].returncode is None:
                 kill_tree(*running)
+        executor = self.executor
+        server = executor.server if executor is not None else None
+        if server is not None:
+            server.kill()  # the exec returns as killed; the next one starts a new executor
+
+    def reset_private(self) -> None:
+        """Fresh /tmp and home (contract rule 3). The executor's binds point at the old dirs, so
+        it is ended first (which also ends every process) and the next exec starts a new one."""
+        with self._exec_lock:
+            if self.executor is not None:
+                self.executor.stop()
+            self.layout.reset_private()
 
     def close(self) -> None:
         if not self.closed:
             self.closed = True
+            if self.executor is not None:
+                self.cancel()  # an exec in another thread returns at once
+                with self._exec_lock:
+                    self.executor.stop()
             self.layout.remove()
             if self.cgroup:
                 self.cgroup.remove()
@@ -256,12 +243,6 @@ class BwrapSandbox(HostDirFiles):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _setup_failed(stderr: str) -> bool:
-    """bwrap's own setup errors (namespaces, mounts) are infrastructure failures; a missing
-    ``cwd`` is the caller's and comes back as an ordinary failed exec."""
-    return stderr.startswith("bwrap: ") and "Can't chdir" not in stderr.splitlines()[0]
 
 
 class BwrapBackend:
@@ -308,6 +289,8 @@ class BwrapBackend:
     def restore(self, snapshot: Snapshot) -> BwrapSandbox:
         box = self.create(snapshot.spec)
         try:
+            if box.executor is not None:
+                box.executor.stop()  # none runs yet; the restored dirs are bound at its start
             box.layout.restore(snapshot.path)
         except BaseException:
             box.close()

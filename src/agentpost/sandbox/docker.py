@@ -1,7 +1,10 @@
 """The Docker backend: the bubblewrap contract on task images, through the docker CLI.
 
-One long-lived container per sandbox (``docker run -d --init ... <keeper loop>``), one
-``docker exec`` per exec. What a sandbox sees:
+One long-lived container per sandbox whose entrypoint is the persistent executor
+(``docker_server.py``): an exec is a frame each way over one attached ``docker run -i``, not a
+``docker exec``. Fallback (an image without python3, or ``AGENTPOST_SANDBOX_EXEC=fresh``): a
+keeper container (``docker run -d --init ... <keeper loop>``) and one ``docker exec`` per exec,
+plus one to sweep. What a sandbox sees:
 - the image root, read-only (``--read-only``): the task's tools, never writable by the agent, so
   nothing the agent does can change the interpreter or libraries the verifier runs later;
 - its writable directories (``/app`` … from the spec), ``/tmp`` and the home ``/root`` as
@@ -21,10 +24,12 @@ Users: ``spec.user`` (Harbor's ``[agent].user``) runs every exec as that image u
 Limits are container-wide: ``--pids-limit``, ``--memory`` (swap included; the smaller of
 ``memory_bytes`` and ``sandbox_memory_bytes``), ``--cpus``, ``--ulimit fsize``. Not enforced
 here: ``disk_bytes`` (volumes have no quota without an xfs project-quota setup), and
-``ExecResult.killed`` says only "timeout" and "output cap" (an OOM kill reads as exit 137).
+``ExecResult.killed`` says only "timeout" and "output cap" (an OOM kill of a command reads as
+exit 137; one that takes the executor with it reads as "memory limit").
 The hermetic contract of ``sandbox.base``: the view is the image (no host dir is mounted beyond
 the writable volumes); nothing outlives an exec (the sweep); ``reset_private`` sweeps and
-empties /tmp and the home; host file access resolves links inside the sandbox. ``docker exec`` does not kill what a command leaves behind, and killing the CLI
+empties /tmp and the home; host file access resolves links inside the sandbox. The executor kills what a command leaves behind before it answers. In the fallback,
+``docker exec`` does not kill what a command leaves behind, and killing the CLI
 does not stop the command, so after every exec (and at its timeout) a sweep kills every process
 in the container except init and the keeper; nothing can hide from it in one PID namespace.
 
@@ -40,13 +45,17 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import threading
 import uuid
 
 from agentpost.errors import InfraError
 from agentpost.sandbox.base import ExecResult, SandboxSpec, Snapshot
+from agentpost.sandbox.bwrap_server import wanted
 from agentpost.sandbox.capture import kill_group, run_capped
 from agentpost.sandbox.docker_reaper import LABEL, ensure_watchdog, owner_of, prune_stale
+from agentpost.sandbox.docker_server import NO_PYTHON, DockerServer
 from agentpost.sandbox.docker_volumes import VolumeLayout
+from agentpost.sandbox.exec_client import ServerDied, StartFailed
 
 __all__ = ["LABEL", "DockerBackend", "DockerSandbox"]
 
@@ -69,23 +78,40 @@ class DockerSandbox:
         self.backend = backend
         self.closed = False
         self.name = f"agentpost-{uuid.uuid4().hex[:12]}"
+        self._lock = threading.Lock()  # execs on one sandbox are serialised
+        self.executor: DockerServer | None = None
         volumes = sorted({*spec.writable_dirs, "/tmp", "/root"})
-        args = ["run", "-d", "--init", "--name", self.name, "--label", f"{LABEL}={backend.owner}"]
+        args = ["--name", self.name, "--label", f"{LABEL}={backend.owner}"]
         args += ["--read-only", "--network", "none", "-w", spec.workdir, "--hostname", "sandbox"]
         args += ["--tmpfs", "/run:size=1m", *self._limit_args()]
         for path in volumes:
             args += ["-v", path]
         for key, value in spec.env.items():
             args += ["-e", f"{key}={value}"]
-        args += [spec.image or DEFAULT_IMAGE, *_KEEPER]
-        backend.cli(*args, timeout_s=300)
+        image = spec.image or DEFAULT_IMAGE
         try:
+            if wanted():
+                self._start_executor(args, image)
+            if self.executor is None:
+                backend.cli("run", "-d", "--init", *args, image, *_KEEPER, timeout_s=300)
             self.layout = VolumeLayout(backend, self.name, spec.writable_dirs)
             self.fs = self.layout.fs
             self._root_exec("mkdir -p /logs/agent /logs/verifier && chmod 777 /logs/agent")
         except BaseException:
             self.close()
             raise
+
+    def _start_executor(self, args: list[str], image: str) -> None:
+        """Start the container with the executor as its entrypoint; on an image without
+        python3, remove it again (the caller makes a keeper container instead)."""
+        self.executor = DockerServer(self.backend, self.name, args, image)
+        try:
+            self.executor.up()
+        except StartFailed as e:
+            self.executor = None
+            self.backend.cli("rm", "-f", "-v", self.name, timeout_s=60, check=False)
+            if NO_PYTHON not in e.detail:
+                raise InfraError(f"docker could not start the sandbox: {e.detail[-500:]}") from e
 
     def _limit_args(self) -> list[str]:
         lim = self.spec.limits
@@ -98,7 +124,13 @@ class DockerSandbox:
         return args
 
     def _root_exec(self, script: str) -> None:
-        if "/logs" in self.spec.writable_dirs:
+        if "/logs" not in self.spec.writable_dirs:
+            return
+        if self.executor is not None:
+            r = self.exec(["sh", "-c", script], user="0", timeout_s=60)
+            if r.exit_code != 0:
+                raise InfraError(f"docker sandbox set-up failed: {r.stderr[-300:]}")
+        else:
             self.backend.cli("exec", "-u", "0", self.name, "sh", "-c", script, timeout_s=60)
 
     def exec(
@@ -115,8 +147,14 @@ class DockerSandbox:
             raise InfraError("exec on a closed sandbox")
         if not command:
             raise ValueError("exec needs a command")
-        argv = [self.backend.binary, "exec", "-w", cwd or self.spec.workdir]
         run_as = user or self.spec.user or str(getattr(self.spec, "uid", 0) or 0)
+        if self.executor is not None:
+            with self._lock:
+                result = self._exec_server(command, timeout_s, cwd, env, stdin, run_as)
+            if result.exit_code in (125, 126, 127) and _exec_failed(result):
+                raise InfraError(f"docker exec failed: {(result.stderr or result.stdout)[-300:]}")
+            return result
+        argv = [self.backend.binary, "exec", "-w", cwd or self.spec.workdir]
         argv += ["-u", run_as]
         if stdin:
             argv.append("-i")
@@ -146,6 +184,43 @@ class DockerSandbox:
             raise InfraError(f"docker exec failed: {(result.stderr or result.stdout)[-300:]}")
         return result
 
+    def _exec_server(self, command, timeout_s, cwd, env, stdin, run_as: str) -> ExecResult:
+        if self.closed:
+            raise InfraError("exec on a closed sandbox")
+        try:
+            server = self.executor.up()
+        except StartFailed as e:
+            raise InfraError(f"docker could not restart the sandbox: {e.detail[-500:]}") from e
+        env = env or {}
+        cmd = ["bash", "-c", command] if isinstance(command, str) else list(command)
+        req = {"argv": cmd, "cwd": cwd or self.spec.workdir, "env": env}
+        req["user"] = None if run_as in ("0", "root", "0:0") else run_as
+        req["keep_home"] = "HOME" in env or "HOME" in self.spec.env
+        lim = self.spec.limits
+        try:
+            return server.run(
+                req,
+                stdin=stdin,
+                timeout_s=self.spec.default_timeout_s if timeout_s is None else timeout_s,
+                cap=lim.output_bytes,
+                kill_after=max(8 * lim.output_bytes, 64 << 20),
+            )
+        except ServerDied as e:
+            self.executor.stop()
+            if self.executor.oom_killed():  # the command took the executor with it
+                return ExecResult(137, "", "", False, 0.0, False, killed="memory limit")
+            raise InfraError(f"{e} (the container restarts on the next exec)") from e
+        finally:
+            if server.dead:
+                self.executor.stop()
+
+    def cancel(self) -> None:
+        """Kill the command running in this sandbox now (from any thread)."""
+        executor = self.executor
+        server = executor.server if executor is not None else None
+        if server is not None:
+            server.kill()
+
     def _kill(self, proc: subprocess.Popen) -> None:
         self._sweep()
         kill_group(proc)
@@ -160,7 +235,12 @@ class DockerSandbox:
         then empty /tmp and the home through their volumes' host dirs."""
         if self.closed:
             raise InfraError("reset_private on a closed sandbox")
-        self._sweep()
+        if self.executor is None:
+            self._sweep()
+        else:
+            with self._lock:
+                if self.executor.server is not None and self.executor.server.alive():
+                    self.executor.server.sweep()
         self.layout.reset_private()
 
     def put(self, path: str, data: bytes, mode: int = 0o644) -> None:
@@ -179,6 +259,10 @@ class DockerSandbox:
         if not self.closed:
             self.closed = True
             self.backend.cli("rm", "-f", "-v", self.name, timeout_s=60, check=False)
+            server = self.executor.server if self.executor is not None else None
+            if server is not None:
+                server.dead = True  # the container is gone: nothing left to kill
+                server.close()
 
     def __enter__(self) -> DockerSandbox:
         return self

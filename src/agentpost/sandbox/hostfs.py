@@ -8,8 +8,8 @@ target resolved against the sandbox mount table. A path that ends outside the ho
 the read-only root would need a trip through the sandbox, and nothing in agentpost needs it.
 
 This is race-free only because no sandbox process runs between execs (every backend kills the
-whole process tree when an exec returns), so nothing can swap a directory for a symlink while we
-walk it. Writes also pass ``O_NOFOLLOW`` as a second guard.
+whole process tree when an exec returns; the persistent executor that stays, ``exec_server.py``,
+is agentpost's own and idle), so nothing can swap a directory for a symlink while we walk it. Writes also pass ``O_NOFOLLOW`` as a second guard.
 
 Layer: io.
 """

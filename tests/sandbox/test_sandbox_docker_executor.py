@@ -1,0 +1,89 @@
+"""The docker backend's persistent executor (issue 18, item 1): the container's PID 1 runs every
+exec (no ``docker exec``), out of reach of the agent's commands, even as root with Docker's
+default capabilities; restarted when the container dies; the keeper + ``docker exec`` path
+stays for images without python3. Runs wherever a daemon answers (CI starts one)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from sandbox_testkit import wait_until
+
+from agentpost.sandbox.base import SandboxSpec
+from agentpost.sandbox.docker import DockerBackend
+
+pytestmark = pytest.mark.timeout(600)
+
+
+@pytest.fixture(scope="module")
+def backend() -> DockerBackend:
+    docker = DockerBackend()
+    if not docker.available():
+        pytest.skip("no docker daemon answers (bash scripts/dockerd.sh start)")
+    return docker
+
+
+@pytest.fixture(scope="module")
+def image(backend) -> str:
+    from agentpost.sandbox.images import ensure_base
+
+    return ensure_base(backend, "python")
+
+
+PROBE = r"""
+import ctypes, json, os, subprocess
+libc = ctypes.CDLL(None, use_errno=True)
+def attack(pid):
+    got = []
+    for n in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            os.close(os.open(f"/proc/{pid}/fd/{n}", os.O_WRONLY | os.O_NONBLOCK))
+            got.append(f"fd{n}")
+        except OSError:
+            pass
+    try:
+        with open(f"/proc/{pid}/mem", "rb"):
+            got.append("mem")
+    except OSError:
+        pass
+    return got
+sibling = subprocess.Popen(["sleep", "30"], stdout=subprocess.PIPE)
+print(json.dumps({"executor": attack(1), "sibling": attack(sibling.pid)}))
+sibling.kill()
+"""
+
+
+def test_the_container_runs_every_exec_through_one_unreachable_executor(backend, image):
+    with backend.create(SandboxSpec(image=image)) as box:
+        assert box.executor is not None
+        got = json.loads(box.exec(["python3", "-c", PROBE]).stdout)
+        assert got["executor"] == [] and "fd1" in got["sibling"] and "mem" in got["sibling"]
+        r = box.exec("for s in KILL STOP TERM INT; do kill -$s 1; done; kill -9 -1; echo survived")
+        assert (r.exit_code, r.stdout) == (0, "survived\n"), r
+        box.exec("sleep 300 & setsid sleep 301 & echo started")
+        procs = box.exec("cat /proc/[0-9]*/cmdline | tr '\\0' ' '").stdout
+        assert "sleep 30" not in procs  # background processes died with their exec
+        assert box.executor.starts == 1
+
+
+def test_a_killed_container_comes_back_with_its_files(backend, image):
+    with backend.create(SandboxSpec(image=image)) as box:
+        box.exec("echo kept > /app/f")
+        backend.cli("kill", box.name, timeout_s=60)  # as the OOM killer or an operator would
+        assert wait_until(lambda: not box.executor.server.alive(), 30)  # its stream ends
+        assert box.exec("cat /app/f").stdout == "kept\n"
+        assert box.executor.starts == 2
+        box.reset_private()
+        assert box.exec("ls -A /tmp").stdout == ""
+
+
+def test_an_image_without_python_falls_back_to_docker_exec(backend):
+    from agentpost.sandbox.images import ensure_base
+
+    with backend.create(SandboxSpec(image=ensure_base(backend, "minimal"))) as box:
+        assert box.executor is None
+        r = box.exec("echo $0; sleep 300 & echo started")
+        assert r.stdout == "bash\nstarted\n"
+        procs = box.exec("cat /proc/[0-9]*/cmdline | tr '\\0' ' '").stdout
+        assert "sleep 300" not in procs

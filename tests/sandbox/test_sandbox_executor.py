@@ -1,0 +1,259 @@
+"""The persistent executor of the bubblewrap backend (issue 18, item 1): one bwrap per sandbox,
+each exec a fresh process in a fresh session, and an executor the agent's commands can neither
+reach, stop nor replace. Real sandboxes throughout."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+
+import pytest
+from sandbox_testkit import bwrap_backend, marker, pids_with, wait_until
+
+from agentpost.errors import InfraError
+from agentpost.sandbox.base import SandboxSpec
+from agentpost.sandbox.bwrap_server import ENV_MODE
+
+
+@pytest.fixture
+def box():
+    with bwrap_backend().create() as sandbox:
+        if sandbox.executor is None:
+            pytest.skip("no python3 in the sandbox root: the per-exec bwrap is used")
+        yield sandbox
+
+
+SELF = (
+    "import os; print(os.getpid(), os.getsid(0) == os.getpid(), os.getpgrp() == os.getpid(),"
+    " os.getppid(), sorted(os.listdir('/proc/self/fd')))"
+)
+
+
+def test_one_executor_serves_every_exec_each_a_fresh_process(box):
+    seen = set()
+    for _ in range(4):
+        r = box.exec(["python3", "-c", SELF])
+        pid, leader, group, parent, fds = r.stdout.split(" ", 4)
+        assert (leader, group, parent) == ("True", "True", "1")  # own session, child of PID 1
+        assert fds.strip() == "['0', '1', '2', '3']"  # stdio and listdir's own fd, nothing else
+        seen.add(pid)
+    assert len(seen) == 4 and box.executor.starts == 1
+    assert box.exec("cd /tmp; export X=1; pwd").stdout == "/tmp\n"
+    assert box.exec("pwd; echo ${X:-unset}").stdout == "/app\nunset\n"  # nothing carries over
+    cmdline = box.exec("tr '\\0' ' ' < /proc/1/cmdline").stdout
+    assert cmdline.startswith(f"{box.executor.python} -I -S -B -c ")
+    box.exec("sleep 5", timeout_s=0.3)
+    box.exec("yes", timeout_s=20)
+    assert box.exec("echo ok").stdout == "ok\n"
+    assert box.executor.starts == 1  # a timeout or an output cap costs no restart
+
+
+# Probes a target pid: open its protocol fds for writing, read its memory, trace it.
+PROBE = r"""
+import ctypes, json, os, subprocess, sys
+libc = ctypes.CDLL(None, use_errno=True)
+def attack(pid):
+    got = []
+    for n in os.listdir(f"/proc/{pid}/fd"):
+        for mode in (os.O_WRONLY, os.O_RDONLY):
+            try:
+                os.close(os.open(f"/proc/{pid}/fd/{n}", mode | os.O_NONBLOCK))
+                got.append(f"fd{n}")
+            except OSError:
+                pass
+    try:
+        with open(f"/proc/{pid}/mem", "rb") as f:
+            got.append("mem")
+    except OSError:
+        pass
+    if libc.ptrace(0x4206, pid, 0, 0) == 0:  # PTRACE_SEIZE
+        got.append("ptrace")
+    return got
+sibling = subprocess.Popen(["sleep", "30"], stdout=subprocess.PIPE)
+print(json.dumps({"executor": attack(1), "sibling": attack(sibling.pid)}))
+sibling.kill()
+"""
+
+
+def test_the_agent_cannot_reach_or_stop_the_executor(box):
+    """Attack: write a forged answer into the executor's pipes through /proc/1/fd, read its
+    memory, trace it, signal it. The same probes on a sibling process of the command work (the
+    positive control), so a pass is the executor's doing (not dumpable, PID 1), not the probe's."""
+    r = box.exec(["python3", "-c", PROBE])
+    got = json.loads(r.stdout)
+    assert got["executor"] == [], got
+    assert "mem" in got["sibling"] and "ptrace" in got["sibling"] and "fd1" in got["sibling"]
+    r = box.exec(
+        "for s in KILL STOP TERM INT HUP SEGV; do kill -$s 1; done; kill -9 -1; echo survived"
+    )
+    assert (r.exit_code, r.stdout) == (0, "survived\n"), r
+    assert box.exec("echo still here").stdout == "still here\n"
+    assert box.executor.starts == 1  # never hit, so never restarted
+
+
+PLANT = (
+    "import os, site\n"
+    'code = \'import os; open("/app/pwned", "w").write("x")\\n\'\n'
+    "dirs = [site.getusersitepackages(), '/tmp', '/app', '/root', '/']\n"
+    "for d in dirs:\n"
+    "    for name in ('sitecustomize.py', 'usercustomize.py', 'json.py', 'zz.pth'):\n"
+    "        try:\n"
+    "            os.makedirs(d, exist_ok=True)\n"
+    "            with open(os.path.join(d, name), 'w') as f:\n"
+    "                f.write(code if name.endswith('.py') else 'import os; ' + code)\n"
+    "        except OSError:\n"
+    "            pass\n"
+)
+
+
+def test_a_restarted_executor_runs_nothing_the_agent_planted(box):
+    """Attack: plant modules where a Python start would pick them up (user site, cwd, /tmp,
+    a ``json.py`` shadowing the stdlib), try to overwrite the interpreter, then get the
+    executor restarted. Armed: an ordinary python3 in the sandbox does run the plant."""
+    r = box.exec(["python3", "-c", PLANT])
+    assert r.exit_code == 0, r.stderr
+    r = box.exec(f"echo x > {box.executor.python}; touch /usr/lib/pwned")
+    assert r.stderr.count("Read-only file system") == 2
+    os.kill(box.executor.host_pid, signal.SIGKILL)  # a restart, as after a crash
+    assert wait_until(box.executor.exited, 3)
+    r = box.exec("echo after restart", env={"PYTHONPATH": "/app", "PYTHONSTARTUP": "/app/json.py"})
+    assert r.stdout == "after restart\n" and box.executor.starts == 2
+    with pytest.raises(FileNotFoundError):
+        box.get("/app/pwned")
+    box.exec(["python3", "-c", "pass"])  # the positive control: the plant is live
+    assert box.get("/app/pwned") == b"x"
+
+
+def test_an_idle_executor_that_died_is_restarted_silently(box):
+    box.exec("echo 1 > /app/kept")
+    os.kill(box.executor.host_pid, signal.SIGKILL)
+    assert wait_until(box.executor.exited, 3)
+    assert box.exec("cat /app/kept").stdout == "1\n"
+    assert box.executor.starts == 2
+
+
+def test_an_executor_killed_mid_command_is_an_infra_error_and_the_sandbox_recovers(box):
+    tag = marker()
+    box.exec("true")
+    pid = box.executor.host_pid
+    killer = threading.Timer(0.5, os.kill, (pid, signal.SIGKILL))
+    killer.start()
+    with pytest.raises(InfraError, match="executor ended during a command"):
+        box.exec(f"sleep {tag} & sleep {tag}", timeout_s=30)
+    killer.join()
+    assert pids_with(tag) == []
+    assert box.exec("echo ok").stdout == "ok\n"
+
+
+def test_cancel_ends_the_command_not_the_sandbox(box):
+    tag = marker()
+    box.exec("true")
+    canceller = threading.Timer(0.5, box.cancel)
+    canceller.start()
+    t = time.monotonic()
+    r = box.exec(f"sleep {tag} & sleep {tag}", timeout_s=30)
+    canceller.join()
+    assert r.exit_code == 137 and not r.timed_out and time.monotonic() - t < 10
+    assert pids_with(tag) == []
+    assert box.exec("echo ok").stdout == "ok\n"
+
+
+def test_reset_private_restarts_the_executor_on_fresh_dirs(box):
+    box.exec("echo x > /tmp/a; echo y > /root/b; echo z > /dev/shm/c; echo w > /app/kept")
+    box.reset_private()
+    r = box.exec("ls -A /tmp /root /dev/shm; cat /app/kept")
+    assert r.stdout == "/dev/shm:\n\n/root:\n\n/tmp:\nw\n"
+    assert box.executor.starts == 2
+
+
+SHM = (
+    "import ctypes; libc = ctypes.CDLL(None)\n"
+    "i = libc.shmget(0, 1 << 20, 0o1600)\n"  # IPC_PRIVATE, IPC_CREAT | 0600
+    "q = libc.msgget(0, 0o1600)\n"
+    "print(i >= 0 and q >= 0, len(open('/proc/sysvipc/shm').readlines()))\n"
+)
+
+
+def test_sysv_ipc_objects_do_not_outlive_an_exec(box):
+    assert box.exec(["python3", "-c", SHM]).stdout == "True 2\n"  # made, and visible
+    r = box.exec("tail -n +2 /proc/sysvipc/shm /proc/sysvipc/msg | grep -c '^ *[0-9]'")
+    assert r.stdout == "0\n"
+
+
+def test_execs_on_one_sandbox_are_serialised(box):
+    spans: list[tuple[float, float]] = []
+
+    def one() -> None:
+        r = box.exec("date +%s.%N; sleep 0.4; date +%s.%N")
+        a, b = map(float, r.stdout.split())
+        spans.append((a, b))
+
+    threads = [threading.Thread(target=one) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    (a0, a1), (b0, b1) = sorted(spans)
+    assert a1 <= b0  # one after the other, never side by side
+
+
+def test_the_per_exec_bwrap_stays_available(monkeypatch, tmp_path):
+    monkeypatch.setenv(ENV_MODE, "fresh")
+    with bwrap_backend().create() as box:
+        assert box.executor is None
+        r = box.exec("echo $$; sleep 60 & echo started")
+        assert r.stdout.split()[0] == "2" and r.stdout.endswith("started\n")  # bwrap's init is 1
+    monkeypatch.delenv(ENV_MODE)
+    (tmp_path / "etc").mkdir()  # a root without python3: the per-exec bwrap, automatically
+    with bwrap_backend().create(SandboxSpec(rootfs=str(tmp_path))) as box:
+        assert box.executor is None
+
+
+def test_closing_the_sandbox_mid_command_ends_everything(box):
+    """The executor is bwrap's child with ``--die-with-parent``: closing the sandbox from
+    another thread while a command runs ends it and every process at once."""
+    tag = marker()
+    box.exec("true")
+    closer = threading.Timer(0.5, box.close)
+    closer.start()
+    try:
+        box.exec(f"sleep {tag} & sleep {tag}", timeout_s=30)
+    except InfraError:
+        pass
+    closer.join()
+    assert wait_until(lambda: pids_with(tag) == [], 3)
+    assert not os.path.exists(box.root)
+
+
+def test_a_sandbox_outlives_the_thread_that_started_its_executor(box):
+    starter = threading.Thread(target=lambda: box.exec("true"))
+    starter.start()
+    starter.join()  # bwrap's parent-death signal would follow this thread
+    time.sleep(0.3)
+    assert box.exec("echo ok").stdout == "ok\n" and box.executor.starts == 1
+
+
+def test_the_executor_refuses_to_run_outside_its_own_pid_namespace(tmp_path):
+    """``kill(-1)`` from anywhere but a PID-namespace init would signal every process of the
+    user: the server checks that it is PID 1 before anything else."""
+    import subprocess
+    import sys
+
+    from agentpost.sandbox.exec_client import server_source
+
+    victim = subprocess.Popen(["sleep", "30"])
+    try:
+        r = subprocess.run(
+            [sys.executable, "-I", "-S", "-c", server_source(), "{}"],
+            input=b"",
+            capture_output=True,
+            timeout=30,
+        )
+        assert r.returncode == 1 and b"must run as PID 1" in r.stderr
+        assert victim.poll() is None  # nothing was signalled
+    finally:
+        victim.kill()
+        victim.wait()
