@@ -14,7 +14,12 @@ import builds several of these per model call, so this is where its time went: t
 
 Departure from ``model_construct``: ``model_fields_set`` starts empty (nothing was validated
 or set by a caller; filling it costs a fifth of the construction), so ``exclude_unset`` dumps
-of these models are empty; nothing in agentpost reads it.
+of these models are empty; nothing in agentpost reads it. BaseModel's three slots
+(``__pydantic_fields_set__``, ``__pydantic_extra__``, ``__pydantic_private__``) are left unset:
+the model's ``__getattr__`` gives them ``model_construct``'s values (an empty set, None, None)
+on first read, which serialisation never does. Setting them took a quarter of a ``Turn``'s
+construction (1.69 against 1.37 µs; ``Observation`` 1.02 against 0.61 µs, CPU time, loaded
+machine).
 """
 
 from __future__ import annotations
@@ -74,9 +79,6 @@ def _source(cls: type, coerce: dict[str, tuple[type, Callable]]) -> tuple[str, d
         f"def make({'' if positional else '*, '}{', '.join(params)}):\n"
         "    m = _new(_cls)\n"
         f"    _set_dict(m, '__dict__', {{{', '.join(items)}}})\n"
-        "    _fs(m, set())\n"
-        "    _ex(m, None)\n"
-        "    _pr(m, None)\n"
         "    return m\n"
     )
     return body, env
