@@ -30,6 +30,7 @@ from typing import Any
 from pydantic import BaseModel
 
 MISSING = object()  # "not given" for fields with a default factory (None may be a value)
+_DISPLAYS = {list: "[]", dict: "{}"}
 _MAKERS: dict[type, Callable[..., Any]] = {}
 # BaseModel's slots, set through their descriptors (cheaper than ``object.__setattr__``)
 _SLOTS = {
@@ -68,7 +69,9 @@ def _source(cls: type, coerce: dict[str, tuple[type, Callable]]) -> tuple[str, d
         if f.default_factory is not None:
             env[f"_f{i}"] = f.default_factory
             params.append(f"{name}=_MISSING")
-            value = f"_f{i}() if {name} is _MISSING else {name}"
+            # a display builds the empty list or dict without calling the type
+            new = _DISPLAYS.get(f.default_factory, f"_f{i}()")
+            value = f"{new} if {name} is _MISSING else {name}"
         elif f.is_required():
             params.append(name)
         else:
