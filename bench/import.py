@@ -14,11 +14,16 @@ one interleaved pass (so a busy shared machine slows both sides alike), under th
 busy machine disturbs less than wall time. ``--profile`` adds a cProfile of the import pass. ``--workers N`` adds
 the wall-clock time of ``iter_import(..., workers=N)`` over the whole corpus (a separate
 number: N processes against one ``orjson.loads`` thread is no like-for-like ratio).
-``--big K`` then builds a corpus K times as large and runs ``agentpost import`` on it in a
+``--phases`` splits one more pass over the same files into import's steps (read, detect,
+parse, convert, freeing the parsed data, freeing the trajectories), each in thread CPU time as
+a multiple of ``orjson.loads`` of the same bytes, the timer's own cost taken off; it mirrors
+``import_file`` step by step, so it shows which part of the gap to ``orjson.loads`` is
+parsing (a floor for any importer that builds Python objects from every value) and which is
+importer code. ``--big K`` then builds a corpus K times as large and runs ``agentpost import`` on it in a
 subprocess (streamed, one process), reporting its wall time and peak RSS; the corpus lives in
 the temp dir and is removed afterwards. The load average is printed beside the ratios.
-Run: ``.venv/bin/python bench/import.py [--mb 300] [--keep-raw] [--profile] [--workers 2]
-[--big 3]``.
+Run: ``.venv/bin/python bench/import.py [--mb 300] [--keep-raw] [--profile] [--phases]
+[--workers 2] [--big 3]``.
 """
 
 from __future__ import annotations
@@ -38,15 +43,25 @@ from pathlib import Path
 
 import orjson
 
-from agentpost.trajectory.importers import NotATrajectory
+from agentpost.trajectory.importers import (
+    JSONL_FORMATS,
+    NotATrajectory,
+    detect,
+    detect_data,
+    harbor,
+)
+from agentpost.trajectory.importers._common import Ctx
 from agentpost.trajectory.importing import (
     ImportReport,
+    _importer,
+    _json,
+    _lines,
     import_file,
     iter_files,
     iter_import,
     paused_gc,
 )
-from agentpost.trajectory.io import dumps
+from agentpost.trajectory.io import dumps, read_regular
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "trajectories"
 # Id fields that live in the content; the copy index is spliced in right after the quote.
@@ -114,6 +129,77 @@ def measure(
     return t_loads, t_imp, t_dump, n_traj, out_bytes, c_loads, c_imp
 
 
+PHASES = ("read", "detect", "parse", "convert", "free data", "free trajectories")
+
+
+def _timer_cost() -> float:
+    cpu = time.thread_time
+    t0 = cpu()
+    for _ in range(1000):
+        cpu()
+    return (cpu() - t0) / 1000
+
+
+def phases(paths: list[Path], keep_raw: bool) -> tuple[float, dict[str, float]]:
+    """``orjson.loads`` CPU seconds and import's CPU seconds per step over ``paths``, the steps
+    of ``import_file`` (BOM, companions and errors as there); each reading loses the timer's
+    own cost. Files that are skipped count in the steps they reached."""
+    cpu, cost = time.thread_time, _timer_cost()
+    spent = dict.fromkeys(PHASES, 0.0)
+    c_loads = 0.0
+    with paused_gc():
+        for p in paths:
+            raw = p.read_bytes()
+            t0 = cpu()
+            _loads(p, raw)
+            t1 = cpu()
+            c_loads += t1 - t0 - cost
+            data = trajs = None
+            marks = [cpu()]
+            try:
+                raw = read_regular(p).removeprefix(b"\xef\xbb\xbf")
+                marks.append(cpu())
+                name = detect(p, raw)
+                if name is None and not p.name.endswith(".jsonl"):  # parsed to detect: counted here
+                    data = _json(raw, p)
+                    name = detect_data(data)
+                if name is None or harbor.duplicate_of_atif(p, name):
+                    continue
+                marks.append(cpu())
+                module = _importer(name)
+                if name in JSONL_FORMATS or not hasattr(module, "convert"):
+                    data = data if data is not None else _lines(raw, p)
+                    marks.append(cpu())
+                    trajs = module.convert_lines(data, Ctx(p), keep_raw)
+                else:
+                    data = data if data is not None else _json(raw, p)
+                    marks.append(cpu())
+                    trajs = module.convert(data, Ctx(p), keep_raw)
+                harbor.join(p, trajs)
+                marks.append(cpu())
+            except NotATrajectory:  # a companion (at detect) or a continuation (at convert)
+                marks.append(cpu())
+            finally:
+                if len(marks) == 2:  # left at ``continue``: the decision counts as detect
+                    marks.append(cpu())
+                del data, raw
+                marks.append(cpu())
+                del trajs
+                marks.append(cpu())
+                # the steps not reached (a companion stops after detect) get the frees' marks
+                steps = PHASES[: len(marks) - 3] + PHASES[4:]
+                for step, a, b in zip(steps, marks, marks[1:], strict=False):
+                    spent[step] += b - a - cost
+    return c_loads, spent
+
+
+def print_phases(c_loads: float, spent: dict[str, float]) -> None:
+    total = sum(spent.values())
+    parts = "  ".join(f"{k} {v / c_loads:.2f}" for k, v in spent.items())
+    print(f"phases (CPU, x orjson.loads): {parts}  = {total / c_loads:.2f}")
+    print(f"             ratio {c_loads / total:.3f}  ({load()})")
+
+
 def load() -> str:
     return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
 
@@ -158,6 +244,7 @@ def main() -> None:
     ap.add_argument(
         "--big", type=int, default=0, help="also import a corpus this many times as large"
     )
+    ap.add_argument("--phases", action="store_true", help="split import's CPU time by step")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="agentpost-bench-"))
     try:
@@ -196,6 +283,8 @@ def main() -> None:
                 f"import x{args.workers}   : {wall:7.2f} s  {mb / wall:8.1f} MB/s wall, {n} trajectories"
                 f" (processes started inside; {load()})"
             )
+        if args.phases:
+            print_phases(*phases(paths, args.keep_raw))
         if args.big:
             big_import(tmp, args.big, int(args.mb * 1e6))
         if args.profile:

@@ -8,6 +8,8 @@ built from the pieces that make the regex backtrack; ``read_regular`` and ``_lin
 
 from __future__ import annotations
 
+import copy
+import pickle
 import random
 
 import orjson
@@ -53,6 +55,34 @@ def test_maker_matches_model_construct(cls) -> None:
     name = next(iter(cls.model_fields))
     setattr(fast2, name, getattr(fast2, name))
     assert name in fast2.model_fields_set
+
+
+@pytest.mark.parametrize("cls", MODELS, ids=lambda m: m.__name__)
+def test_unset_slots_read_as_model_construct_sets_them(cls) -> None:
+    """Makers leave BaseModel's three slots unset; every way pydantic reads them (copy, pickle,
+    equality, repr, model_copy, fields_set) sees what ``model_construct`` stored, each on a
+    fresh instance so that no earlier read has filled the slot already."""
+    values = {"index": 0, "producer": c.producer("x", False)}
+    required = {n: values.get(n, "v") for n, f in cls.model_fields.items() if f.is_required()}
+    slow = cls.model_construct(**required)
+    slow.__pydantic_fields_set__ = set()  # model_construct records the keywords given
+    fresh = lambda: maker(cls)(**required)  # noqa: E731
+    assert copy.copy(fresh()) == slow and copy.deepcopy(fresh()) == slow
+    assert pickle.loads(pickle.dumps(fresh())) == slow
+    assert fresh() == slow and slow == fresh()
+    assert repr(fresh()) == repr(slow)
+    assert fresh().model_copy() == slow
+    assert fresh().model_fields_set == set()
+    f = fresh()
+    assert (f.__pydantic_extra__, f.__pydantic_private__) == (None, None)
+    assert orjson.dumps(fresh().model_dump(mode="json")) == orjson.dumps(
+        slow.model_dump(mode="json")
+    )
+    with pytest.raises(AttributeError) as fast_err:
+        _ = fresh().no_such_field
+    with pytest.raises(AttributeError) as slow_err:
+        _ = slow.no_such_field
+    assert str(fast_err.value) == str(slow_err.value)
 
 
 def test_maker_result_revalidates_and_round_trips() -> None:

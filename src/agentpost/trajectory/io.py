@@ -114,7 +114,7 @@ def _bad_json(path: Path, lineno: int, line: bytes, e: orjson.JSONDecodeError) -
 _ONE_READ = 0x7FFFF000  # the most one read(2) returns on Linux
 
 
-def _regular_fd(path: Path, what: str) -> tuple[int, int]:
+def _regular_fd(path: str | Path, what: str) -> tuple[int, int]:
     """A read-only descriptor of a regular file and its size; a directory, FIFO, socket or
     device (which could block or never end) is an ``InputError``, as is any failure to open."""
     try:
@@ -146,8 +146,10 @@ def read_regular(path: str | Path) -> bytes:
     One ``read`` of the size ``fstat`` gave, plus one byte: a short read of a regular file is
     its end, so a file read whole costs one system call (an import reads thousands of small
     files; a buffered file object doubled the cost of reading them). A file that grew since,
-    or one past what Linux reads in one call (2 GiB), is read on to its end."""
-    fd, size = _regular_fd(Path(path), "read")
+    or one past what Linux reads in one call (2 GiB), is read on to its end. ``path`` goes to
+    ``os.open`` as given: a new ``Path`` per call re-parsed it and rebuilt its string, which
+    cost about as much as the read itself."""
+    fd, size = _regular_fd(path, "read")
     try:
         data = os.read(fd, size + 1)
         if len(data) != size or size >= _ONE_READ:

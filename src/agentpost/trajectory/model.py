@@ -20,8 +20,31 @@ UsageSource = Literal["reported", "running_total_diff", "run_total", "estimated"
 CallKind = Literal["shell", "edit", "keystrokes", "control", "other"]
 
 
+def _no_value() -> None:
+    return None
+
+
+# BaseModel's per-instance slots, with the value ``model_construct`` gives them
+_SLOT_VALUES = {
+    "__pydantic_fields_set__": set,
+    "__pydantic_extra__": _no_value,
+    "__pydantic_private__": _no_value,
+}
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=False)
+
+    def __getattr__(self, item: str) -> Any:
+        """A slot the importers' constructors left unset gets its ``model_construct`` value on
+        first read (setting three slots on every model cost a quarter of its construction,
+        and nothing reads them on the import path); anything else as pydantic answers it."""
+        make = _SLOT_VALUES.get(item)
+        if make is None:
+            return super().__getattr__(item)
+        value = make()
+        object.__setattr__(self, item, value)
+        return value
 
 
 class Producer(_Model):

@@ -115,15 +115,25 @@ def usage_from_openai(u: Any, source: str = "reported", cost: Any = None) -> Usa
         return None
     get = u.get
     if "prompt_tokens" in u or "completion_tokens" in u:
-        inp, out = as_int(get("prompt_tokens")), as_int(get("completion_tokens"))
+        # ``as_int`` returns an int as it is: the common case is tested inline (one call less
+        # per count, on every model call)
+        inp, out = get("prompt_tokens"), get("completion_tokens")
+        if inp.__class__ is not int:
+            inp = as_int(inp)
+        if out.__class__ is not int:
+            out = as_int(out)
         d = get("prompt_tokens_details")
-        cached = as_int(d.get("cached_tokens")) if isinstance(d, dict) else None
+        cached = d.get("cached_tokens") if isinstance(d, dict) else None
+        if cached.__class__ is not int:
+            cached = as_int(cached)
         if cached is None:
             cached = as_int(get("cache_read_input_tokens"))
         if cached is None:
             cached = as_int(get("prompt_cache_hit_tokens"))
         d = get("completion_tokens_details")
-        reasoning = as_int(d.get("reasoning_tokens")) if isinstance(d, dict) else None
+        reasoning = d.get("reasoning_tokens") if isinstance(d, dict) else None
+        if reasoning.__class__ is not int:
+            reasoning = as_int(reasoning)
     elif "input_tokens_details" in u or "output_tokens_details" in u:  # Responses API
         inp, out = as_int(get("input_tokens")), as_int(get("output_tokens"))
         cached = as_int(_get(u, "input_tokens_details", "cached_tokens"))

@@ -14,7 +14,12 @@ import builds several of these per model call, so this is where its time went: t
 
 Departure from ``model_construct``: ``model_fields_set`` starts empty (nothing was validated
 or set by a caller; filling it costs a fifth of the construction), so ``exclude_unset`` dumps
-of these models are empty; nothing in agentpost reads it.
+of these models are empty; nothing in agentpost reads it. BaseModel's three slots
+(``__pydantic_fields_set__``, ``__pydantic_extra__``, ``__pydantic_private__``) are left unset:
+the model's ``__getattr__`` gives them ``model_construct``'s values (an empty set, None, None)
+on first read, which serialisation never does. Setting them took a quarter of a ``Turn``'s
+construction (1.69 against 1.37 µs; ``Observation`` 1.02 against 0.61 µs, CPU time, loaded
+machine).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from typing import Any
 from pydantic import BaseModel
 
 MISSING = object()  # "not given" for fields with a default factory (None may be a value)
+_DISPLAYS = {list: "[]", dict: "{}"}
 _MAKERS: dict[type, Callable[..., Any]] = {}
 # BaseModel's slots, set through their descriptors (cheaper than ``object.__setattr__``)
 _SLOTS = {
@@ -63,7 +69,9 @@ def _source(cls: type, coerce: dict[str, tuple[type, Callable]]) -> tuple[str, d
         if f.default_factory is not None:
             env[f"_f{i}"] = f.default_factory
             params.append(f"{name}=_MISSING")
-            value = f"_f{i}() if {name} is _MISSING else {name}"
+            # a display builds the empty list or dict without calling the type
+            new = _DISPLAYS.get(f.default_factory, f"_f{i}()")
+            value = f"{new} if {name} is _MISSING else {name}"
         elif f.is_required():
             params.append(name)
         else:
@@ -74,9 +82,6 @@ def _source(cls: type, coerce: dict[str, tuple[type, Callable]]) -> tuple[str, d
         f"def make({'' if positional else '*, '}{', '.join(params)}):\n"
         "    m = _new(_cls)\n"
         f"    _set_dict(m, '__dict__', {{{', '.join(items)}}})\n"
-        "    _fs(m, set())\n"
-        "    _ex(m, None)\n"
-        "    _pr(m, None)\n"
         "    return m\n"
     )
     return body, env
