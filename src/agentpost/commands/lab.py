@@ -24,6 +24,9 @@ def tasks_command(
     seed: int = typer.Option(0, "--seed", help="Seed of the family."),
     train: int = typer.Option(60, "--train", min=0, help="Train instances."),
     heldout: int = typer.Option(30, "--heldout", min=0, help="Held-out instances."),
+    all_slots: bool = typer.Option(
+        False, "--all-slots", help="Draw file and output names too (the experiments use one slot)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the family document."),
 ) -> None:
     """Write the procedural task family: OUT/train and OUT/heldout are task suites."""
@@ -35,7 +38,7 @@ def tasks_command(
         p for p in out.iterdir() if p.name not in ("train", "heldout", "family.json")
     ):
         raise InputError(out, None, "holds other files; choose an empty or lab-tasks folder")
-    doc = write_family(out, seed, train, heldout)
+    doc = write_family(out, seed, train, heldout, one_slot=not all_slots)
     if as_json:
         typer.echo(json.dumps(doc))
         return

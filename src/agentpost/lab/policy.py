@@ -35,12 +35,14 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int = 1024) -> Any:
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
 
     tok = Tokenizer(models.BPE())
-    # Each whitespace character is its own piece, so a name is the same token wherever it
-    # stands: ``jobs`` in "`/app/jobs.csv`" and in "head jobs.csv" (byte-level BPE's usual
-    # " jobs" would make copying a name from the instruction a learned mapping, not a copy).
+    # Each whitespace character and each punctuation mark is its own piece, so a name is one
+    # token wherever it stands: ``jobs`` in "/app/jobs.csv" and in "head jobs.csv", ``timeout``
+    # in "'timeout'" (byte-level BPE's usual " jobs" and "'t" pieces would make copying a name
+    # from the instruction a learned mapping, not a copy).
     tok.pre_tokenizer = pre_tokenizers.Sequence(
         [pre_tokenizers.Split(Regex(r"\s"), behavior="isolated"),
-         pre_tokenizers.ByteLevel(add_prefix_space=False)]
+         pre_tokenizers.Punctuation(behavior="isolated"),
+         pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)]
     )  # fmt: skip
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(

@@ -52,8 +52,8 @@ VARIANTS = ("base", "ftd", "scvd")
 @dataclass
 class ScvdLabConfig:
     policy: PolicyConfig = field(default_factory=PolicyConfig)
-    rollouts_per_task: int = 2
-    seeds: tuple[int, ...] = (0, 1, 2)
+    rollouts_per_task: int = 1
+    seeds: tuple[int, ...] = (0, 1)
     eval_samples: int = 2
     epochs: float = 2.0
     lr: float = 5e-4
