@@ -19,8 +19,15 @@ BACKEND = get_backend("bwrap")
 
 @pytest.mark.skipif(not BACKEND.available(), reason="bubblewrap unavailable")
 def test_smoke_runs_end_to_end_and_resumes(tmp_path):
+    from typer.testing import CliRunner
+
+    from agentpost.cli import _register, app
+
+    _register()
     cfg = ScvdLabConfig.smoke()
-    doc = run_scvd_lab(tmp_path, cfg, BACKEND, progress=lambda m: None)
+    r = CliRunner().invoke(app, ["lab", "scvd", "--smoke", "-o", str(tmp_path), "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)  # the trainers' own log lines go to stderr, never into the JSON
     assert doc["producer"]["caveat"] == CAVEAT
     assert "scripted" in doc["producer"]["teacher"]
     data = doc["data"]

@@ -67,9 +67,10 @@ def hero_command(
         cfg = replace(cfg, steps=steps)
     if seeds is not None:
         cfg = replace(cfg, seeds=tuple(range(seeds)))
-    doc = run_hero_lab(
-        out, cfg, sandbox_backend(backend), progress=lambda m: typer.echo(m, err=True)
-    )
+    with _trainer_prints_to_stderr():
+        doc = run_hero_lab(
+            out, cfg, sandbox_backend(backend), progress=lambda m: typer.echo(m, err=True)
+        )
     if as_json:
         typer.echo(json.dumps(doc, default=str))
         return
@@ -99,9 +100,10 @@ def scvd_command(
     cfg = ScvdLabConfig.smoke() if smoke else ScvdLabConfig()
     if seeds is not None:
         cfg = replace(cfg, seeds=tuple(range(seeds)))
-    doc = run_scvd_lab(
-        out, cfg, sandbox_backend(backend), progress=lambda m: typer.echo(m, err=True)
-    )
+    with _trainer_prints_to_stderr():
+        doc = run_scvd_lab(
+            out, cfg, sandbox_backend(backend), progress=lambda m: typer.echo(m, err=True)
+        )
     if as_json:
         typer.echo(json.dumps(doc, default=str))
         return
@@ -112,6 +114,14 @@ def scvd_command(
         cells = [_cell(row[k]) for k in cols]
         typer.echo("\t".join([v, *cells, f"{row['turns']:.1f}", f"{row['tokens']:.0f}"]))
     typer.echo(f"wrote {out / 'scvd_lab.json'}")
+
+
+def _trainer_prints_to_stderr():
+    """The trainers print their logs with ``print``: keep stdout for the result (``--json``)."""
+    import contextlib
+    import sys
+
+    return contextlib.redirect_stdout(sys.stderr)
 
 
 def _cell(x: dict) -> str:
