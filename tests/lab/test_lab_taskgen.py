@@ -4,6 +4,8 @@ sandboxes."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from agentpost.lab.taskgen import FAMILIES, family_split
@@ -26,7 +28,7 @@ def test_splits_are_seeded_disjoint_and_cover_every_family():
 
 
 def test_parameters_come_from_the_instruction():
-    for t in family_split(3, 9, 0)["train"]:
+    for t in family_split(3, 9, 0)["train"] + family_split(3, 9, 0, one_slot=True)["train"]:
         text = t.files["instruction.md"]
         assert all(v in text for v in t.params.values()), (t.id, t.params)
         assert t.params["file"] in t.files["solution/solve.sh"]
@@ -56,6 +58,10 @@ def test_lab_tasks_command_writes_both_splits(tmp_path):
     assert r.exit_code == 0, r.output
     assert len(load_suite(tmp_path / "fam" / "train")) == 4
     assert len(load_suite(tmp_path / "fam" / "heldout")) == 2
+    doc = json.loads((tmp_path / "fam" / "family.json").read_text())
+    assert doc["producer"]["args"]["one_slot"] is True  # what the experiments use
+    assert {t["params"]["out"] for t in doc["splits"]["train"]} <= {"count.txt", "answer.txt",
+                                                                   "out.txt"}  # fmt: skip
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "notes.txt").write_text("mine")
     r = CliRunner().invoke(app, ["lab", "tasks", "-o", str(tmp_path / "other")])

@@ -24,6 +24,9 @@ def tasks_command(
     seed: int = typer.Option(0, "--seed", help="Seed of the family."),
     train: int = typer.Option(60, "--train", min=0, help="Train instances."),
     heldout: int = typer.Option(30, "--heldout", min=0, help="Held-out instances."),
+    all_slots: bool = typer.Option(
+        False, "--all-slots", help="Draw file and output names too (the experiments use one slot)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the family document."),
 ) -> None:
     """Write the procedural task family: OUT/train and OUT/heldout are task suites."""
@@ -35,7 +38,7 @@ def tasks_command(
         p for p in out.iterdir() if p.name not in ("train", "heldout", "family.json")
     ):
         raise InputError(out, None, "holds other files; choose an empty or lab-tasks folder")
-    doc = write_family(out, seed, train, heldout)
+    doc = write_family(out, seed, train, heldout, one_slot=not all_slots)
     if as_json:
         typer.echo(json.dumps(doc))
         return
@@ -64,9 +67,10 @@ def hero_command(
         cfg = replace(cfg, steps=steps)
     if seeds is not None:
         cfg = replace(cfg, seeds=tuple(range(seeds)))
-    doc = run_hero_lab(
-        out, cfg, sandbox_backend(backend), progress=lambda m: typer.echo(m, err=True)
-    )
+    with _trainer_prints_to_stderr():
+        doc = run_hero_lab(
+            out, cfg, sandbox_backend(backend), progress=lambda m: typer.echo(m, err=True)
+        )
     if as_json:
         typer.echo(json.dumps(doc, default=str))
         return
@@ -77,6 +81,54 @@ def hero_command(
                  for k in ("resolved", "tokens", "unproductive", "entropy")]  # fmt: skip
         typer.echo("\t".join([v, *cells]))
     typer.echo(f"wrote {out / 'hero_lab.json'}")
+
+
+@lab_app.command("scvd")
+def scvd_command(
+    out: Path = typer.Option(Path("lab-scvd"), "--out", "-o", help="Experiment folder (resumes)."),
+    smoke: bool = typer.Option(False, "--smoke", help="A few-minute variant (what CI runs)."),
+    seeds: int = typer.Option(None, "--seeds", min=1, help="Fine-tuning seeds per variant."),
+    backend: str = typer.Option("bwrap", "--backend"),
+    as_json: bool = typer.Option(False, "--json", help="Print the result document."),
+) -> None:
+    """SCVD vs FTD: the stage-1 policy as student, a scripted verify-and-repair teacher (micro scale)."""
+    from dataclasses import replace
+
+    from agentpost.commands._options import sandbox_backend
+    from agentpost.lab.scvd_lab import ScvdLabConfig, run_scvd_lab
+
+    cfg = ScvdLabConfig.smoke() if smoke else ScvdLabConfig()
+    if seeds is not None:
+        cfg = replace(cfg, seeds=tuple(range(seeds)))
+    with _trainer_prints_to_stderr():
+        doc = run_scvd_lab(
+            out, cfg, sandbox_backend(backend), progress=lambda m: typer.echo(m, err=True)
+        )
+    if as_json:
+        typer.echo(json.dumps(doc, default=str))
+        return
+    typer.echo(doc["producer"]["caveat"])
+    cols = ("final_acc_all", "ICA", "EDR", "VPR", "RSR", "R2W")
+    typer.echo("variant\t" + "\t".join(("PASS@1", *cols[1:])) + "\tturns\ttokens")
+    for v, row in doc["table"].items():
+        cells = [_cell(row[k]) for k in cols]
+        typer.echo("\t".join([v, *cells, f"{row['turns']:.1f}", f"{row['tokens']:.0f}"]))
+    typer.echo(f"wrote {out / 'scvd_lab.json'}")
+
+
+def _trainer_prints_to_stderr():
+    """The trainers print their logs with ``print``: keep stdout for the result (``--json``)."""
+    import contextlib
+    import sys
+
+    return contextlib.redirect_stdout(sys.stderr)
+
+
+def _cell(x: dict) -> str:
+    if x["mean"] is None:
+        return "NA"
+    ci = x.get("ci95")
+    return f"{x['mean']:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
 
 
 def register(app: typer.Typer) -> None:

@@ -42,12 +42,12 @@ CAVEAT = ("Micro scale: a ~1M-parameter policy trained from scratch on procedura
 class HeroLabConfig:
     policy: PolicyConfig = field(default_factory=PolicyConfig)
     variants: tuple[str, ...] = ("grpo", "hero", "no_gating", "no_clipping", "no_fine")
-    seeds: tuple[int, ...] = (0, 1, 2)
-    steps: int = 12
-    prompts_per_step: int = 4
+    seeds: tuple[int, ...] = (0, 1)
+    steps: int = 6
+    prompts_per_step: int = 2
     group: int = 4
     rl_lr: float = 2e-4
-    eval_every: int = 4
+    eval_every: int = 3
     n_boot: int = 1000
 
     @classmethod
@@ -57,7 +57,8 @@ class HeroLabConfig:
         pol = PolicyConfig(n_train=3, n_heldout=3, vocab_size=400, sft_epochs=2,
                            size=PolicySize(hidden=32, layers=1, heads=2, intermediate=64,
                                            max_positions=1024),
-                           max_turns=3, max_new_tokens=24)  # fmt: skip
+                           max_turns=3, max_new_tokens=24, copy_rows=40,
+                           copy_epochs=1.0)  # fmt: skip
         return cls(policy=pol, variants=("grpo", "hero"), seeds=(0,), steps=1,
                    prompts_per_step=2, group=2, eval_every=1, n_boot=50)  # fmt: skip
 
@@ -121,7 +122,14 @@ def train_variant(
                 evaluate(state.global_step, model)
 
     curve: list[dict[str, Any]] = []
-    evaluate(0, model)
+    start = out / "rl" / f"step0-s{seed}.json"  # the SFT policy: the same for every variant
+    if start.is_file():
+        last.update(json.loads(start.read_text()))
+        curve.append({"step": 0, **_summary(last)})
+    else:
+        evaluate(0, model)
+        start.parent.mkdir(parents=True, exist_ok=True)
+        start.write_text(json.dumps(last))
     t0 = time.monotonic()
     torch.manual_seed(seed)
     trainer = hero_grpo_trainer_cls()(model=model, args=args, processing_class=tok,

@@ -29,12 +29,21 @@ class PolicySize:
 
 
 def train_tokenizer(texts: Iterable[str], vocab_size: int = 1024) -> Any:
-    """Byte-level BPE over ``texts`` (rendered transcripts), with the transcript's specials."""
+    """Byte-level BPE over ``texts`` (rendered transcripts), with the transcript's specials;
+    whitespace is never merged into a word."""
     import transformers
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
 
     tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    # Each whitespace character and each punctuation mark is its own piece, so a name is one
+    # token wherever it stands: ``jobs`` in "/app/jobs.csv" and in "head jobs.csv", ``timeout``
+    # in "'timeout'" (byte-level BPE's usual " jobs" and "'t" pieces would make copying a name
+    # from the instruction a learned mapping, not a copy).
+    tok.pre_tokenizer = pre_tokenizers.Sequence(
+        [pre_tokenizers.Split(Regex(r"\s"), behavior="isolated"),
+         pre_tokenizers.Punctuation(behavior="isolated"),
+         pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)]
+    )  # fmt: skip
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size,

@@ -17,11 +17,13 @@ Layer: edges (torch and transformers imported inside the functions).
 from __future__ import annotations
 
 import json
+import random
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentpost.lab.curriculum import copy_rows
 from agentpost.lab.episodes import Episode, scripted_episode, to_row, to_trajectory
 from agentpost.lab.policy import PolicySize, lab_llama, n_params, train_tokenizer
 from agentpost.lab.tasks import write_family
@@ -39,13 +41,17 @@ class PolicyConfig:
     """The tasks, corpus and stage-1 SFT every lab experiment starts from."""
 
     seed: int = 0
-    n_train: int = 60
+    n_train: int = 300
     n_heldout: int = 30
     vocab_size: int = 1024
     size: PolicySize = field(default_factory=PolicySize)
-    sft_epochs: float = 8.0
+    sft_epochs: float = 2.0
     sft_lr: float = 2e-3
     sft_batch: int = 8
+    # stage 0 (lab.curriculum): copy rows + the short "direct" episodes, before stage 1
+    copy_rows: int = 1500
+    copy_epochs: float = 3.0
+    one_slot: bool = True  # lab.taskgen: one parameter per instance read from the instruction
     max_turns: int = 8
     max_new_tokens: int = 80
 
@@ -53,7 +59,7 @@ class PolicyConfig:
 def family(out: Path, cfg: PolicyConfig) -> tuple[list[Task], list[Task]]:
     root = out / "tasks"
     if not (root / "family.json").is_file():
-        write_family(root, cfg.seed, cfg.n_train, cfg.n_heldout)
+        write_family(root, cfg.seed, cfg.n_train, cfg.n_heldout, one_slot=cfg.one_slot)
     return load_suite(root / "train"), load_suite(root / "heldout")
 
 
@@ -86,8 +92,6 @@ def sft_policy(out: Path, eps: list[Episode], cfg: PolicyConfig) -> tuple[Any, A
     import torch
     import transformers
 
-    from agentpost.train.trl_sft import SFTDefaults, train_sft
-
     d = out / "sft"
     if (d / "sft.json").is_file():
         tok = transformers.PreTrainedTokenizerFast.from_pretrained(str(d))
@@ -99,18 +103,40 @@ def sft_policy(out: Path, eps: list[Episode], cfg: PolicyConfig) -> tuple[Any, A
     assert tok.chat_template == TEMPLATE
     model = lab_llama(tok, seed=cfg.seed, size=cfg.size)
     torch.manual_seed(cfg.seed)
-    defaults = SFTDefaults(num_train_epochs=cfg.sft_epochs, learning_rate=cfg.sft_lr,
-                           warmup_ratio=0.05, max_length=cfg.size.max_positions,
-                           per_device_train_batch_size=cfg.sft_batch,
-                           gradient_accumulation_steps=1, gradient_checkpointing=False)  # fmt: skip
-    run = train_sft(rows, model, tok, d, defaults, use_cpu=True, seed=cfg.seed)
-    info = {"params": n_params(model), "vocab": len(tok), "rows": run.rows,
-            "dropped": run.dropped, "supervised_tokens": run.supervised_tokens,
-            "loss_first": run.log[0]["loss"] if run.log else None,
-            "loss_last": run.log[-1]["loss"] if run.log else None,
+    stages = {}
+    if cfg.copy_rows:
+        direct = [to_row(e) for e in eps if e.agent == "scripted/direct"]
+        stage0 = copy_rows(cfg.copy_rows, cfg.seed) + direct
+        random.Random(cfg.seed).shuffle(stage0)
+        stages["stage0"] = _train(stage0, model, tok, d / "stage0", cfg, cfg.copy_epochs)
+    stages["stage1"] = _train(rows, model, tok, d, cfg, cfg.sft_epochs)
+    info = {"params": n_params(model), "vocab": len(tok), "rows": stages["stage1"]["rows"],
+            "dropped": stages["stage1"]["dropped"],
+            "supervised_tokens": stages["stage1"]["supervised_tokens"],
+            "loss_first": stages["stage1"]["loss_first"],
+            "loss_last": stages["stage1"]["loss_last"], "stages": stages,
             "config": asdict(cfg)}  # fmt: skip
     (d / "sft.json").write_text(json.dumps(info, indent=2))
     return model, tok, info
+
+
+def _train(rows, model, tok, d: Path, cfg: PolicyConfig, epochs: float) -> dict:
+    """One SFT stage through the project's SFT path (``train.trl_sft``)."""
+    import time
+
+    from agentpost.train.trl_sft import SFTDefaults, train_sft
+
+    defaults = SFTDefaults(num_train_epochs=epochs, learning_rate=cfg.sft_lr,
+                           warmup_ratio=0.05, max_length=cfg.size.max_positions,
+                           per_device_train_batch_size=cfg.sft_batch,
+                           gradient_accumulation_steps=1, gradient_checkpointing=False)  # fmt: skip
+    t0 = time.monotonic()
+    run = train_sft(rows, model, tok, d, defaults, use_cpu=True, seed=cfg.seed,
+                    save=d.name != "stage0", disable_tqdm=True)  # fmt: skip
+    return {"rows": run.rows, "dropped": run.dropped, "supervised_tokens": run.supervised_tokens,
+            "loss_first": run.log[0]["loss"] if run.log else None,
+            "loss_last": run.log[-1]["loss"] if run.log else None,
+            "epochs": epochs, "train_s": round(time.monotonic() - t0, 1)}  # fmt: skip
 
 
 def evaluate_policy(

@@ -3,10 +3,17 @@
 Each instance is small enough for a policy trained from scratch on 2 CPU cores, yet has the
 behaviours the papers study:
 - the solution needs parameters read from the instruction (file name, field, word, value, output
-  name), so a policy cannot memorise one command;
+  name), so a policy cannot memorise one command; the instruction writes each parameter as the
+  commands do (absolute paths, the word in single quotes, fields and values in double quotes);
 - there are short and long correct paths (solve at once; or explore, solve, check, submit);
 - a plausible wrong candidate (case-insensitive match, header kept, substring match) passes a
   glance but fails the hidden test, and the task's ``check`` command reveals it.
+
+With ``one_slot`` (what the lab's experiments use) file and output names are fixed per family
+and one parameter is read from the instruction (the word, the field or the value): a ~1M-parameter
+policy trained from scratch here did not learn to copy three parameters at once (0/30 held-out
+after stage-1 SFT, with or without a copy curriculum), and an experiment whose policy never
+succeeds gives RL no signal to compare.
 
 Families (``FAMILIES``):
 - ``count-word``: count the lines of a log containing a word, exact case (wrong: ``grep -ci``);
@@ -37,6 +44,10 @@ NAMES = ("ana", "bo", "cy", "dee", "eli", "fay", "gus", "hal", "ivy", "jo", "kai
 CITIES = ("oslo", "lima", "rome", "kyiv", "pune", "cork")
 TEAMS = ("red", "blue", "green", "gold")
 # (value, a value that contains it): grep for the first also matches the second
+# one-slot instances (the lab's experiments): file and output fixed per family, so only the word,
+# the field or the value is read from the instruction
+ONE_SLOT = {"count-word": ("app", "count.txt"), "column-values": ("users", "answer.txt"),
+            "filter-rows": ("orders", "out.txt")}  # fmt: skip
 STATUS_PAIRS = (
     ("open", "reopened"),
     ("active", "inactive"),
@@ -73,8 +84,16 @@ def _cell(col: str, rng: random.Random, i: int) -> str:
     }[col]
 
 
-def _count_word(rng: random.Random) -> tuple[dict, dict[str, str], str, str]:
-    word, stem, out = rng.choice(WORDS), rng.choice(STEMS), rng.choice(OUTS)
+def _names(rng: random.Random, family: str, one_slot: bool) -> tuple[str, str]:
+    """(file stem, output name): drawn, or the family's fixed pair when ``one_slot``."""
+    if one_slot:
+        return ONE_SLOT[family]
+    return rng.choice(STEMS), rng.choice(OUTS)
+
+
+def _count_word(rng: random.Random, one_slot: bool) -> tuple[dict, dict[str, str], str, str]:
+    word = rng.choice(WORDS)
+    stem, out = _names(rng, "count-word", one_slot)
     lines = []
     for i in range(rng.randint(14, 30)):
         roll = rng.random()
@@ -99,9 +118,10 @@ def _text(table: list[list[str]]) -> str:
     return "".join(",".join(r) + "\n" for r in table)
 
 
-def _column_values(rng: random.Random) -> tuple[dict, dict[str, str], str, str]:
+def _column_values(rng: random.Random, one_slot: bool) -> tuple[dict, dict[str, str], str, str]:
     cols = rng.sample(COLUMNS, 4)
-    fld, stem, out = rng.choice(cols[1:]), rng.choice(STEMS), rng.choice(OUTS)
+    fld = rng.choice(cols[1:])
+    stem, out = _names(rng, "column-values", one_slot)
     table = _csv(rng, cols, rng.randint(6, 12), {})
     idx = cols.index(fld)
     p = {"file": f"{stem}.csv", "field": fld, "out": out}
@@ -109,7 +129,7 @@ def _column_values(rng: random.Random) -> tuple[dict, dict[str, str], str, str]:
     return p, {p["file"]: _text(table)}, expected, fld + "\n" + expected
 
 
-def _filter_rows(rng: random.Random) -> tuple[dict, dict[str, str], str, str]:
+def _filter_rows(rng: random.Random, one_slot: bool) -> tuple[dict, dict[str, str], str, str]:
     value, other = rng.choice(STATUS_PAIRS)
     cols = [*rng.sample([c for c in COLUMNS if c != "email"], 2), "status"]
     rng.shuffle(cols)
@@ -118,7 +138,7 @@ def _filter_rows(rng: random.Random) -> tuple[dict, dict[str, str], str, str]:
     statuses[rng.randrange(n)], statuses[rng.randrange(n)] = value, other
     table = _csv(rng, cols, n, {"status": statuses})
     idx = cols.index("status")
-    stem, out = rng.choice(STEMS), rng.choice(OUTS)
+    stem, out = _names(rng, "filter-rows", one_slot)
     p = {"file": f"{stem}.csv", "field": "status", "value": value, "out": out}
     head = ",".join(cols) + "\n"
     expected = head + "".join(",".join(r) + "\n" for r in table[1:] if r[idx] == value)
@@ -127,12 +147,12 @@ def _filter_rows(rng: random.Random) -> tuple[dict, dict[str, str], str, str]:
 
 
 _BUILD = {"count-word": _count_word, "column-values": _column_values, "filter-rows": _filter_rows}
-_FIND = 'NR==1{for(i=1;i<=NF;i++)if($i=="%s")c=i'
+_FIND = 'NR==1{for(i=1;i<=NF;i++)if($i == "%s")c=i'
 
 
 def _commands(family: str, p: dict[str, str]) -> dict[str, object]:
-    """Oracle, wrong, check and explore commands of one instance (run from ``/app``)."""
-    f, out = p["file"], p["out"]
+    """Oracle, wrong, check and explore commands of one instance (absolute paths)."""
+    f, out = f"/app/{p['file']}", f"/app/{p['out']}"
     if family == "count-word":
         w = p["word"]
         return {
@@ -152,24 +172,27 @@ def _commands(family: str, p: dict[str, str]) -> dict[str, object]:
         }
     find, v = _FIND % p["field"], p["value"]
     return {
-        "oracle": f"awk -F, '{find};print;next}}$c==\"{v}\"' {f} > {out}",
+        "oracle": f"awk -F, '{find};print;next}}$c == \"{v}\"' {f} > {out}",
         "wrong": f"{{ head -n 1 {f}; tail -n +2 {f} | grep '{v}'; }} > {out}",
-        "check": f"awk -F, '{find};next}}$c!=\"{v}\"{{bad=1}}END{{exit bad}}' {out} && cat {out}",
+        "check": f"awk -F, '{find};next}}$c != \"{v}\"{{bad=1}}END{{exit bad}}' {out} && cat {out}",
         "explore": ["ls", f"head -3 {f}", f"cut -d, -f1- {f} | tail -n +2 | wc -l"],
     }
 
 
 def _instruction(family: str, p: dict[str, str]) -> str:
+    """The instruction states each parameter as the commands write it (`` /app/jobs.csv``,
+    ``'timeout'``, ``"score"``), so copying it is one look-up in the same local context (the
+    kind of copy a tiny transformer learns first) rather than a learned translation."""
     f, out = f"/app/{p['file']}", f"/app/{p['out']}"
     if family == "count-word":
-        return (f"Count the lines of `{f}` that contain the word `{p['word']}` (exact case: "
+        return (f"Count the lines of {f} that contain the word '{p['word']}' (exact case: "
                 f"`{p['word'].capitalize()}` does not count) and write just that number to "
-                f"`{out}`.\n")  # fmt: skip
+                f"{out}.\n")  # fmt: skip
     if family == "column-values":
-        return (f"Write the values of the `{p['field']}` column of the CSV file `{f}` to "
-                f"`{out}`: one value per line, in file order, without the header line.\n")  # fmt: skip
-    return (f"Write the rows of the CSV file `{f}` whose `{p['field']}` field is exactly "
-            f"`{p['value']}` to `{out}`: the header line first, then the matching rows in file "
+        return (f'Write the values of the "{p["field"]}" column of the CSV file {f} to '
+                f"{out}: one value per line, in file order, without the header line.\n")  # fmt: skip
+    return (f'Write the rows of the CSV file {f} whose "{p["field"]}" field is exactly '
+            f'"{p["value"]}" to {out}: the header line first, then the matching rows in file '
             f"order, unchanged.\n")  # fmt: skip
 
 
@@ -200,10 +223,10 @@ def _toml(family: str, c: dict[str, object]) -> str:
             f"check = {q(str(c['check']))}\n")  # fmt: skip
 
 
-def generate(family: str, rng: random.Random, task_id: str) -> TaskFiles:
+def generate(family: str, rng: random.Random, task_id: str, one_slot: bool = False) -> TaskFiles:
     """One instance of ``family``; rerolls until the wrong candidate is really wrong."""
     while True:
-        p, env, expected, wrong = _BUILD[family](rng)
+        p, env, expected, wrong = _BUILD[family](rng, one_slot)
         if expected != wrong and expected.strip() not in ("", "0"):
             break
     c = _commands(family, p)
@@ -221,9 +244,11 @@ def generate(family: str, rng: random.Random, task_id: str) -> TaskFiles:
 
 
 def family_split(
-    seed: int, n_train: int, n_heldout: int, families: tuple[str, ...] = FAMILIES
-) -> dict[str, list[TaskFiles]]:
-    """``{"train": [...], "heldout": [...]}``: instances cycling through ``families``, each
+    seed: int, n_train: int, n_heldout: int, families: tuple[str, ...] = FAMILIES,
+    one_slot: bool = False,
+) -> dict[str, list[TaskFiles]]:  # fmt: skip
+    """``{"train": [...], "heldout": [...]}``: instances cycling through ``families`` (with
+    ``one_slot``, file and output names fixed per family: ``ONE_SLOT``), each
     split from its own seeded stream; an instance whose parameters and data repeat one already
     drawn is drawn again, so no held-out task is a copy of a train task."""
     seen: set[tuple] = set()
@@ -234,7 +259,7 @@ def family_split(
         for i in range(n):
             fam = families[i % len(families)]
             while True:
-                t = generate(fam, rng, f"{split}-{fam}-{i:03d}")
+                t = generate(fam, rng, f"{split}-{fam}-{i:03d}", one_slot)
                 sig = (t.key, t.files["tests/expected.txt"])
                 if sig not in seen:
                     seen.add(sig)

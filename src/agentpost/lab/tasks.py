@@ -33,11 +33,12 @@ def write_task(root: Path, task: TaskFiles) -> Path:
 
 
 def write_family(
-    root: str | Path, seed: int, n_train: int, n_heldout: int, families=FAMILIES
-) -> dict:
+    root: str | Path, seed: int, n_train: int, n_heldout: int, families=FAMILIES,
+    one_slot: bool = False,
+) -> dict:  # fmt: skip
     """Generate and write both splits; returns the ``family.json`` document."""
     root = Path(root)
-    split = family_split(seed, n_train, n_heldout, tuple(families))
+    split = family_split(seed, n_train, n_heldout, tuple(families), one_slot)
     for name, tasks in split.items():
         (root / name).mkdir(parents=True, exist_ok=True)
         for t in tasks:
@@ -55,6 +56,7 @@ def write_family(
                 "n_train": n_train,
                 "n_heldout": n_heldout,
                 "families": list(families),
+                "one_slot": one_slot,
             },
         },  # fmt: skip
         "splits": {

@@ -1,0 +1,37 @@
+"""Stage-0 copy rows: seeded, the answer is the instruction's items in order, in the surface
+forms the lab's instructions and commands use; the lab tokenizer keeps each name one token."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentpost.lab.curriculum import PREFIX, copy_rows
+
+
+def test_copy_rows_repeat_their_items_in_order():
+    rows = copy_rows(50, seed=3)
+    assert [r.messages for r in rows] == [r.messages for r in copy_rows(50, seed=3)]
+    assert [r.messages for r in rows] != [r.messages for r in copy_rows(50, seed=4)]
+    for r in rows:
+        user, answer = r.messages
+        assert user["content"] == PREFIX + answer["content"]
+        assert answer["train"] and not user["train"]
+        assert 3 <= len(answer["content"].split()) <= 8
+    forms = {x[0] for r in rows for x in r.messages[1]["content"].split()}
+    assert forms == {"/", "'", '"'}
+
+
+def test_the_lab_tokenizer_keeps_a_name_one_token_wherever_it_stands():
+    pytest.importorskip("transformers")
+    from agentpost.lab.policy import train_tokenizer
+
+    texts = [
+        "Count the lines of /app/jobs.csv that contain the word 'timeout' to /app/count.txt",
+        "grep -c 'timeout' /app/jobs.csv > /app/count.txt",
+        "head -3 jobs.csv",
+    ] * 30
+    tok = train_tokenizer(texts, 300)
+    for text in texts[:3]:
+        pieces = tok.tokenize(text)
+        assert "jobs" in pieces and ("timeout" in pieces or "jobs" in text)
+    assert tok.decode(tok.encode(texts[1], add_special_tokens=False)) == texts[1]

@@ -1,0 +1,98 @@
+"""The lab's SCVD annotator (written rules + candidate-state replay) and D_SC rows, on real lab
+tasks in real sandboxes: each scripted behaviour gets the annotation its commands imply."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentpost.lab.episodes import scripted_episode
+from agentpost.lab.scvd_lab import ftd_row, sc_row
+from agentpost.lab.tasks import write_family
+from agentpost.lab.verify_rules import annotate_commands, reads, record, writes
+from agentpost.sandbox.registry import get_backend
+from agentpost.tasks.loader import load_suite
+from agentpost.verification.records import from_dicts
+
+BACKEND = get_backend("bwrap")
+needs_bwrap = pytest.mark.skipif(not BACKEND.available(), reason="bubblewrap unavailable")
+
+
+def test_writes_and_reads_tell_a_candidate_from_a_check():
+    assert writes("grep -c 'x' a.log > count.txt", "count.txt")
+    assert writes("awk '{print}' f.csv >> /app/count.txt", "count.txt")
+    assert writes("sort f | tee count.txt", "count.txt")
+    assert not writes("cat count.txt", "count.txt")
+    assert not writes("grep -c x a.log > count.txt.bak", "count.txt")
+    assert reads("cat count.txt", "count.txt")
+    assert reads('test "$(cat count.txt)" -eq 3', "count.txt")
+    assert not reads("cat other.txt", "count.txt")
+    assert not reads("grep -c x a.log > count.txt", "count.txt")
+
+
+def test_annotation_rules():
+    cmds = ["ls", "grep -ci w a > o.txt", "cat o.txt", "grep -c w a > o.txt", "cat o.txt", "submit"]
+    exits = [0, 0, 0, 0, 0, None]
+    a = annotate_commands(cmds, exits, "o.txt", t_c=1)
+    assert (a.I_v, a.z, a.check_turn) == (True, "error", 2)  # rewrote the candidate after it
+    a = annotate_commands(
+        ["grep -c w a > o.txt", "test -s o.txt", "submit"], [0, 1, None], "o.txt", 0
+    )
+    assert (a.I_v, a.z) == (True, "error")  # the check failed
+    a = annotate_commands(["grep -c w a > o.txt", "cat o.txt", "submit"], [0, 0, None], "o.txt", 0)
+    assert (a.I_v, a.z) == (True, "no-error")
+    a = annotate_commands(["grep -c w a > o.txt", "submit", "cat o.txt"], [0, None, 0], "o.txt", 0)
+    assert (a.I_v, a.z) == (False, None)  # nothing counts after submit
+    assert annotate_commands(["ls", "submit"], [0, None], "o.txt", None).t_c is None
+
+
+@pytest.fixture(scope="module")
+def tasks(tmp_path_factory):
+    root = tmp_path_factory.mktemp("fam")
+    doc = write_family(root, 5, 3, 0)
+    outs = {t["id"]: t["params"]["out"] for t in doc["splits"]["train"]}
+    return load_suite(root / "train"), outs
+
+
+@needs_bwrap
+def test_scripted_behaviours_get_the_annotation_their_commands_imply(tasks):
+    suite, outs = tasks
+    t = suite[0]
+    want = {  # behaviour: (I_c, I_v, z, y_c, y_f)
+        "careful": (True, True, "no-error", 1, 1),
+        "direct": (True, False, None, None, 1),
+        "hasty": (True, False, None, None, 0),
+        "wrong-then-repaired": (True, True, "error", 0, 1),
+    }
+    rows = []
+    for b, expected in want.items():
+        ep = scripted_episode(t, b, BACKEND)
+        r = record(t, ep, outs[t.id], BACKEND, model=b, run="r0")
+        assert (r["I_c"], r["I_v"], r["z"], r["y_c"], r["y_f"]) == expected, b
+        rows.append(r)
+    from_dicts(rows)  # every record is consistent (verification.records rules)
+
+
+@needs_bwrap
+def test_sc_row_hands_the_students_state_to_the_teacher(tasks):
+    suite, outs = tasks
+    t = suite[1]
+    hasty = scripted_episode(t, "hasty", BACKEND)  # a wrong candidate, never checked
+    row, why = sc_row(t, hasty, outs[t.id], BACKEND)
+    assert why == "kept" and not row.meta["candidate_ok"]
+    trained = [m["content"] for m in row.messages if m["train"]]
+    context = [m["content"] for m in row.messages if m["role"] == "assistant" and not m["train"]]
+    assert context == [hasty.commands[0]]  # the student's own candidate, masked
+    assert (
+        trained[0] == t.check and trained[-1] == "submit" and len(trained) == 4
+    )  # check, fix, check
+    careful = scripted_episode(t, "careful", BACKEND)
+    row, _ = sc_row(t, careful, outs[t.id], BACKEND)
+    assert row.meta["candidate_ok"] and [m["content"] for m in row.messages if m["train"]] == [
+        t.check,
+        "submit",
+    ]
+    no_candidate = scripted_episode(t, "careful", BACKEND)
+    no_candidate.commands = ["ls", "submit"]
+    assert sc_row(t, no_candidate, outs[t.id], BACKEND) == (None, "no candidate")
+    f = ftd_row(t, BACKEND)
+    assert all(m["train"] for m in f.messages if m["role"] == "assistant")

@@ -1,0 +1,66 @@
+"""The lab section renders both experiments' tables with CIs, Δ vs GRPO, curves and caveats."""
+
+from __future__ import annotations
+
+from agentpost.report.lab import render
+
+
+def _est(m, lo, hi, **kw):
+    return {"mean": m, "ci95": [lo, hi], **kw}
+
+
+HERO = {
+    "producer": {"caveat": "Micro scale: directions only."},
+    "table": {
+        "grpo": {k: _est(0.5, 0.4, 0.6) for k in ("resolved", "tokens", "unproductive", "entropy")},
+        "hero": {
+            "resolved": _est(0.5, 0.4, 0.6),
+            "tokens": _est(410.0, 380.0, 440.0, delta_vs_grpo=_est(-37.0, -60.0, -12.0)),
+            "unproductive": _est(0.2, 0.1, 0.3),
+            "entropy": _est(0.3, 0.2, 0.4),
+        },  # fmt: skip
+    },
+    "runs": [
+        {
+            "variant": v,
+            "seed": s,
+            "curve": [
+                {"step": 0, "resolved": 0.2, "tokens": 500.0},
+                {"step": 3, "resolved": 0.3, "tokens": 450.0 if v == "hero" else 520.0},
+            ],
+        }
+        for v in ("grpo", "hero")
+        for s in (0, 1)
+    ],  # fmt: skip
+}
+SCVD = {
+    "producer": {
+        "caveat": "Micro scale, scripted teacher.",
+        "teacher": "scripted verify-and-repair",
+    },
+    "table": {
+        v: {
+            "final_acc_all": _est(0.3, 0.2, 0.4),
+            "EDR": {"mean": None, "ci95": None},
+            "turns": 4.0,
+            "tokens": 300.0,
+            "n": 60,
+        }
+        for v in ("base", "ftd", "scvd")
+    },
+}
+
+
+def test_lab_section_shows_both_experiments():
+    s = render(("lab-hero/hero_lab.json", HERO), ("lab-scvd/scvd_lab.json", SCVD))
+    assert s.present and s.provenance == ["lab-hero/hero_lab.json", "lab-scvd/scvd_lab.json"]
+    body = s.body
+    assert "Micro scale: directions only." in body and "Micro scale, scripted teacher." in body
+    assert "(Δ -37 [-60, -12])" in body  # HERO's token difference against GRPO, with its CI
+    assert body.count("<svg") == 2 and "RL step" in body
+    assert "NA" in body and "scripted verify-and-repair" in body
+
+
+def test_lab_section_with_one_experiment():
+    s = render(None, ("x/scvd_lab.json", SCVD))
+    assert "SCVD vs FTD" in s.body and "HERO vs GRPO" not in s.body
