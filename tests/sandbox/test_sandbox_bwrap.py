@@ -87,7 +87,7 @@ def test_writable_dirs_persist_and_root_is_read_only(box):
 def test_root_mirror_binds_entries_and_recreates_empty_dirs(tmp_path):
     """Entries of the host root are read-only binds, symlinks stay symlinks, and an empty
     directory is recreated with its permissions instead of costing a mount per exec."""
-    from agentpost.sandbox.bwrap_parts import mirror_args
+    from agentpost.sandbox.bwrap_launch import mirror_args
 
     (tmp_path / "usr").mkdir()
     (tmp_path / "usr" / "f").write_text("x")

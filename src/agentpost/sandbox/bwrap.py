@@ -55,7 +55,7 @@ import threading
 from agentpost.errors import InfraError
 from agentpost.sandbox.base import ExecResult, SandboxSpec, Snapshot
 from agentpost.sandbox.bwrap_fresh import exec_fresh
-from agentpost.sandbox.bwrap_parts import ancestors, base_env, kill_tree, mirror_args
+from agentpost.sandbox.bwrap_launch import ancestors, base_env, kill_tree, mirror_args
 from agentpost.sandbox.bwrap_server import BwrapServer, find_python, wanted
 from agentpost.sandbox.exec_client import ServerDied, StartFailed
 from agentpost.sandbox.hermetic import VISIBLE, covers, hidden_entries

@@ -18,7 +18,7 @@ import subprocess
 
 from agentpost.errors import InfraError
 from agentpost.sandbox.base import ExecResult
-from agentpost.sandbox.bwrap_parts import base_env, kill_tree, owned_pipes, read_info, wait_exit
+from agentpost.sandbox.bwrap_launch import base_env, kill_tree, owned_pipes, read_info, wait_exit
 from agentpost.sandbox.capture import run_capped
 
 

@@ -37,7 +37,7 @@ from __future__ import annotations
 import os
 import select
 
-from agentpost.sandbox.bwrap_parts import kill_tree, read_info
+from agentpost.sandbox.bwrap_launch import kill_tree, read_info
 from agentpost.sandbox.exec_client import Server, StartFailed, server_argv
 
 ENV_MODE = "AGENTPOST_SANDBOX_EXEC"  # "server" (default) or "fresh" (a bwrap per exec)

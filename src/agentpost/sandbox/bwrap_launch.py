@@ -1,5 +1,5 @@
-"""Pieces of the bubblewrap backend: the clean environment, the read-only root mirror, and
-watching and killing the sandbox's PID-namespace init.
+"""How a bubblewrap sandbox is launched and stopped: the clean environment, the read-only root
+mirror's arguments, owned pipes, the info it reports, and watching and killing its PID-namespace init.
 
 Layer: io.
 """
