@@ -39,7 +39,7 @@ from typing import Any
 
 import openai
 
-from agentpost.agent.ledger import Attempt, Ledger, Prices  # noqa: F401 - re-exported
+from agentpost.agent.ledger import Attempt, Ledger, usage_cost  # noqa: F401 - re-exported
 from agentpost.agent.model import (
     Completion,
     DeadlineExceeded,
@@ -51,6 +51,7 @@ from agentpost.agent.model import (
 )
 from agentpost.agent.wire import parse_completion
 from agentpost.errors import BudgetExceeded, InputError
+from agentpost.prices import Prices
 from agentpost.trajectory.model import Usage
 
 
@@ -261,4 +262,4 @@ class OpenAITransport:
         return comp, None
 
     def _cost(self, usage: Usage | None) -> float | None:
-        return self.config.prices.cost(usage) if self.config.prices and usage else None
+        return usage_cost(self.config.prices, usage)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import typer
 
+from agentpost.commands._options import price_option, prices
 from agentpost.efficiency.config import ABLATIONS
 from agentpost.errors import InputError
 
@@ -62,16 +63,12 @@ def efficiency(
         False, "--entropy-tail", help="Tail-bucket entropy instead of renormalising top-k."
     ),
     entropy_tokens: str = typer.Option("all", "--entropy-tokens", help="all | action_only."),
-    price_in: float = typer.Option(
-        1.0,
-        "--price-in",
-        help="Price per uncached input token (per token; `run --price-in` is USD per 1M tokens).",
+    price_in: float | None = price_option("--price-in"),
+    price_cached: float | None = price_option("--price-cached"),
+    price_out: float | None = price_option("--price-out"),
+    price_unit: str = typer.Option(
+        "relative", "--price-unit", help="Label of the prices (default: relative, 1 and 1)."
     ),
-    price_cached: float | None = typer.Option(
-        None, "--price-cached", help="Price per cached input token (default 0.1 x --price-in)."
-    ),
-    price_out: float = typer.Option(1.0, "--price-out", help="Price per output token (per token)."),
-    price_unit: str = typer.Option("relative", "--price-unit", help="Label of the prices."),
     baseline: str | None = typer.Option(
         None, "--baseline", help="Model whose per-token cost is 1.0."
     ),
@@ -80,7 +77,6 @@ def efficiency(
 ) -> None:
     """Token efficiency, unproductive behaviours and entropy association per trajectory/model."""
     from agentpost.efficiency.analyze import analyze
-    from agentpost.efficiency.cost import Prices
     from agentpost.trajectory.io import read_jsonl
 
     if entropy_tokens not in ("all", "action_only"):
@@ -90,14 +86,7 @@ def efficiency(
     for flag, value in (("--entropy-topk", entropy_topk - 1), ("--bootstrap", bootstrap)):
         if value < 0:
             raise InputError(None, flag, "must be at least " + ("1" if "topk" in flag else "0"))
-    prices = (
-        ("--price-in", price_in),
-        ("--price-cached", price_cached),
-        ("--price-out", price_out),
-    )
-    for flag, value in prices:
-        if value is not None and value < 0:
-            raise InputError(None, flag, f"a price cannot be negative, got {value}")
+    priced = prices(price_in, price_cached, price_out, price_unit)  # None: relative 1 and 1
     trajs = []
     for f in files:
         _check_file(f)
@@ -114,7 +103,7 @@ def efficiency(
         entropy_topk=entropy_topk,
         entropy_renorm=not entropy_tail,
         entropy_tokens=entropy_tokens,
-        prices=Prices(price_in, price_cached, price_out, price_unit),
+        prices=priced,
         baseline=baseline,
         n_boot=bootstrap,
         seed=seed,

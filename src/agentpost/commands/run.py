@@ -17,7 +17,7 @@ from pathlib import Path
 
 import typer
 
-from agentpost.commands._options import sandbox_backend, suite_dir
+from agentpost.commands._options import price_option, prices, sandbox_backend, suite_dir
 from agentpost.commands._signals import interrupted_code, signals_as_interrupt
 from agentpost.errors import InputError
 
@@ -62,22 +62,19 @@ def _agents(model: str | None, base_url: str | None, policies: list[str] | None,
             Agent(f"scripted/{n}", lambda t, n=n: policy_model(n, t, mode)) for n in names
         ], None
     from agentpost.agent.preflight import api_key_from_env, check_base_url, preflight
-    from agentpost.agent.transport import OpenAITransport, Prices, TransportConfig
+    from agentpost.agent.transport import OpenAITransport, TransportConfig
 
     check_base_url(base_url)
     api_key = api_key_from_env(kw["api_key_env"])
 
-    prices = None  # unknown prices: cost stays null, never 0
-    if kw["price_in"] is not None or kw["price_out"] is not None:
-        if kw["price_in"] is None or kw["price_out"] is None:
-            raise InputError(None, "--price-in/--price-out", "give both, or neither")
-        prices = Prices(kw["price_in"], kw["price_out"], kw["price_cached"])
+    # unknown prices: cost stays null, never 0
+    priced = prices(kw["price_in"], kw["price_cached"], kw["price_out"], "USD")
     transport = OpenAITransport(
         TransportConfig(
             model=model, base_url=base_url, api_key_env=kw["api_key_env"], api_key=api_key,
             timeout_s=kw["request_timeout"], temperature=kw["temperature"], max_tokens=kw["max_tokens"],
             top_logprobs=kw["top_logprobs"], concurrency=kw["concurrency"],
-            max_total_tokens=kw["token_budget"], max_cost_usd=kw["max_cost"], prices=prices,
+            max_total_tokens=kw["token_budget"], max_cost_usd=kw["max_cost"], prices=priced,
         )
     )  # fmt: skip
     for warning in preflight(base_url, model, api_key):
@@ -120,11 +117,9 @@ def run(
     max_cost: float = typer.Option(
         None, "--max-cost", help="USD; stop new calls past it (needs prices)."
     ),
-    price_in: float = typer.Option(None, "--price-in", help="USD per 1M uncached input tokens."),
-    price_cached: float = typer.Option(
-        None, "--price-cached", help="USD per 1M cached input tokens."
-    ),
-    price_out: float = typer.Option(None, "--price-out", help="USD per 1M output tokens."),
+    price_in: float = price_option("--price-in"),
+    price_cached: float = price_option("--price-cached"),
+    price_out: float = price_option("--price-out"),
     snapshots: bool = typer.Option(
         False,
         "--snapshots",

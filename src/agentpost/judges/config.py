@@ -10,7 +10,7 @@ A config file (YAML or JSON)::
     arbiter: glm            # the judge strongest on calibration (`agentpost scvd calibrate`)
     concurrency: 4          # judge calls in flight
     budget: {max_total_tokens: 5000000, max_cost_usd: 20.0,
-             prices: {input: 0.5, output: 2.0}}        # USD per million tokens
+             prices: {input: 0.5, output: 2.0}}        # USD per million tokens (cached: 0.1 x input)
 
 The embedded default (no file) is offline: the three heuristic variants (``broad``,
 ``artifact``, ``run``), arbiter ``artifact`` (the variant with the highest pooled accuracy on
@@ -31,11 +31,12 @@ from typing import Any
 import orjson
 import yaml
 
-from agentpost.agent.transport import Ledger, Prices
+from agentpost.agent.transport import Ledger
 from agentpost.errors import InputError
 from agentpost.judges.base import Judge
 from agentpost.judges.remote import OpenAIJudge, RecordedJudge
 from agentpost.judges.scripted import HeuristicJudge
+from agentpost.prices import Prices
 
 DEFAULT_CONFIG: dict[str, Any] = {
     "judges": [
@@ -95,7 +96,7 @@ def build_panel(
     """Judges from a config dict (see the module docstring)."""
     ledger = Ledger()
     budget = dict(config.get("budget") or {})
-    prices = Prices(**budget.pop("prices")) if budget.get("prices") else None
+    prices = _prices(budget.pop("prices", None), where)
     conc = int(config.get("concurrency", 4))
     judges: list[Judge] = []
     for i, spec in enumerate(config["judges"]):
@@ -109,6 +110,20 @@ def build_panel(
     if arbiter not in ids:
         raise InputError(where, "$.arbiter", f"{arbiter!r} is not one of {ids}")
     return Panel(judges, ids.index(arbiter), conc, config, ledger)
+
+
+def _prices(given: Any, where: str) -> Prices | None:
+    """``budget.prices`` as ``agentpost.prices.Prices`` in USD (``cached_input``, the key before
+    one ``Prices``, still reads as ``cached``)."""
+    if not given:
+        return None
+    if not isinstance(given, dict):
+        raise InputError(where, "$.budget.prices", "expected {input, output, cached}")
+    kw = {("cached" if k == "cached_input" else k): v for k, v in given.items()}
+    try:
+        return Prices(**{"unit": "USD", **kw})
+    except (TypeError, ValueError) as e:
+        raise InputError(where, "$.budget.prices", str(e)) from None
 
 
 def _judge(spec, at, where, base, ledger, budget, prices, conc) -> Judge:
