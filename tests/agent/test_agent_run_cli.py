@@ -113,7 +113,7 @@ def test_bad_arguments_are_one_line_errors(tmp_path: Path) -> None:
     assert proc.returncode == 2 and "no task named no-such-task" in proc.stderr
     for extra, message in [
         (["--backend", "nope"], "unknown sandbox backend 'nope'"),
-        (["--mode", "bash"], "choose tools or text"),
+        (["--mode", "bash"], "--mode: LoopConfig.mode must be tools or text"),
         (["--model", "m"], "give either --model"),
         (["--request-timeout", "inf"], "--request-timeout: inf is not a positive number"),
     ]:

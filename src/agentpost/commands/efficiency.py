@@ -16,7 +16,7 @@ from pathlib import Path
 
 import typer
 
-from agentpost.commands._options import price_option, prices
+from agentpost.commands._options import config, price_option, prices
 from agentpost.efficiency.config import ABLATIONS
 from agentpost.errors import InputError
 
@@ -243,6 +243,8 @@ def advantages(
         raise InputError(None, "--export", f"expected trl or verl, got {export!r}")
     if export is not None and out is None:
         raise InputError(None, "--export", "needs -o/--out FILE")
+    given = {k: v for k, v in (("tau", tau), ("lam", lam)) if v is not None}
+    base = config(HeroConfig, {"tau": "--tau", "lam": "--lam"}, seed=seed, **given)
     data, trajs = _load_input(groups_file, pool_agents)
     if export is not None and not trajs:
         raise InputError(groups_file, None, "--export needs canonical trajectories (JSONL) as "
@@ -252,12 +254,7 @@ def advantages(
         print("note: no logprobs in these trajectories: the fine low-entropy turn term is off "
               "(--ablation no-fine)", file=sys.stderr)  # fmt: skip
     name = _ablation(ablation)
-    if tau is not None and not 0.0 <= tau <= 1.0:
-        raise InputError(None, "--tau", f"expected a number in [0, 1], got {tau}")
-    if lam is not None and lam < 0:
-        raise InputError(None, "--lam", f"expected a number >= 0, got {lam}")
-    given = {k: v for k, v in (("tau", tau), ("lam", lam)) if v is not None}
-    cfg = HeroConfig(seed=seed, **given).with_ablation(name)
+    cfg = base.with_ablation(name)
     producer = {
         "name": "agentpost.hero.advantages",
         "version": _version(),

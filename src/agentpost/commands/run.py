@@ -17,9 +17,17 @@ from pathlib import Path
 
 import typer
 
-from agentpost.commands._options import price_option, prices, sandbox_backend, suite_dir
+from agentpost.commands._options import config, price_option, prices, sandbox_backend, suite_dir
 from agentpost.commands._signals import interrupted_code, signals_as_interrupt
 from agentpost.errors import InputError
+
+# config field -> the flag that sets it (a config's own error then names both)
+LOOP_FLAGS = {"mode": "--mode", "step_limit": "--step-limit", "timeout_s": "--timeout",
+              "command_timeout_s": "--command-timeout"}  # fmt: skip
+TRANSPORT_FLAGS = {"model": "--model", "timeout_s": "--request-timeout",
+                   "temperature": "--temperature", "max_tokens": "--max-tokens",
+                   "top_logprobs": "--top-logprobs", "concurrency": "--concurrency",
+                   "max_total_tokens": "--token-budget", "max_cost_usd": "--max-cost"}  # fmt: skip
 
 
 def _tasks(tasks_dir: str, only: list[str] | None):
@@ -69,14 +77,13 @@ def _agents(model: str | None, base_url: str | None, policies: list[str] | None,
 
     # unknown prices: cost stays null, never 0
     priced = prices(kw["price_in"], kw["price_cached"], kw["price_out"], "USD")
-    transport = OpenAITransport(
-        TransportConfig(
-            model=model, base_url=base_url, api_key_env=kw["api_key_env"], api_key=api_key,
-            timeout_s=kw["request_timeout"], temperature=kw["temperature"], max_tokens=kw["max_tokens"],
-            top_logprobs=kw["top_logprobs"], concurrency=kw["concurrency"],
-            max_total_tokens=kw["token_budget"], max_cost_usd=kw["max_cost"], prices=priced,
-        )
-    )  # fmt: skip
+    transport = OpenAITransport(config(
+        TransportConfig, TRANSPORT_FLAGS,
+        model=model, base_url=base_url, api_key_env=kw["api_key_env"], api_key=api_key,
+        timeout_s=kw["request_timeout"], temperature=kw["temperature"], max_tokens=kw["max_tokens"],
+        top_logprobs=kw["top_logprobs"], concurrency=kw["concurrency"],
+        max_total_tokens=kw["token_budget"], max_cost_usd=kw["max_cost"], prices=priced,
+    ))  # fmt: skip
     for warning in preflight(base_url, model, api_key):
         print(f"warning: {warning}", file=sys.stderr)
     return [Agent(model, lambda t: transport)], transport
@@ -134,11 +141,12 @@ def run(
     from agentpost.agent.preflight import check_seconds
     from agentpost.agent.run import RunInterrupted, run_groups, write_summary
 
-    if mode not in ("tools", "text"):
-        raise InputError(None, "--mode", f"{mode!r}: choose tools or text")
+    loop = config(LoopConfig, LOOP_FLAGS, mode=mode, step_limit=step_limit, timeout_s=timeout,
+                  command_timeout_s=command_timeout,
+                  snapshot_dir=str(Path(out) / "snapshots") if snapshots else None)  # fmt: skip
     for flag, value in (("--timeout", timeout), ("--request-timeout", request_timeout),
                         ("--command-timeout", command_timeout)):  # fmt: skip
-        check_seconds(value, flag)
+        check_seconds(value, flag)  # the configs take any finite duration; a flag, up to a week
     if Path(out).exists() and not Path(out).is_dir():
         raise InputError(out, "-o", "not a directory")
     task_list = _tasks(tasks, task)
@@ -146,10 +154,6 @@ def run(
     box = sandbox_backend(backend)
     if not box.available():
         raise InputError(None, "--backend", f"sandbox backend {backend!r} is not available here")
-    loop = LoopConfig(
-        mode=mode, step_limit=step_limit, timeout_s=timeout, command_timeout_s=command_timeout,
-        snapshot_dir=str(Path(out) / "snapshots") if snapshots else None,
-    )  # fmt: skip
     run_id = hashlib.sha256(json.dumps(args, sort_keys=True, default=str).encode()).hexdigest()[:12]
     total = len(task_list) * len(agents) * attempts
     from agentpost.dirlock import DirLock

@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from agentpost.commands._options import sandbox_backend, suite_dir
+from agentpost.commands._options import config, sandbox_backend, suite_dir
 from agentpost.errors import InputError
 
 
@@ -139,11 +139,13 @@ def diagnose_cmd(
     from agentpost.judges.config import build_panel, load_config
     from agentpost.tasks.loader import load_suite
     from agentpost.trajectory.io import read_jsonl
-    from agentpost.verification.metrics import POPULATIONS
     from agentpost.verification.pipeline import DiagnoseOptions, diagnose
 
-    if ica_population not in POPULATIONS:
-        raise InputError(None, "--ica-population", f"choose from {', '.join(POPULATIONS)}")
+    opts = config(DiagnoseOptions, {"ica_population": "--ica-population", "n_boot": "--n-boot",
+                                    "replay_concurrency": "--replay-concurrency"},
+                  ica_population=ica_population, n_boot=n_boot,
+                  replay_concurrency=replay_concurrency, backend=backend,
+                  progress=progress)  # fmt: skip
     sandbox_backend(backend)
     suite = suite_dir(tasks)
     for f in files:
@@ -160,14 +162,7 @@ def diagnose_cmd(
     panel = build_panel(
         cfg, str(judges or "default judge config"), judges.parent if judges else None
     )
-    opts = DiagnoseOptions(
-        ica_population=ica_population,
-        n_boot=n_boot,
-        replay_concurrency=replay_concurrency,
-        backend=backend,
-        progress=progress,
-        snapshot_roots=roots,
-    )
+    opts.snapshot_roots = roots
     args = {
         "files": [str(f) for f in files],
         "tasks": str(suite),

@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from agentpost.commands._options import sandbox_backend, suite_dir
+from agentpost.commands._options import config, sandbox_backend, suite_dir
 from agentpost.errors import InputError
 
 Teacher = Annotated[
@@ -42,6 +42,9 @@ def _producer(name: str, args: dict) -> dict:
     return {"name": name, "version": __version__, "args": args}
 
 
+# CollectOptions field -> the flag that sets it (a config error names both)
+FLAGS = {"handoff": "--handoff", "concurrency": "--concurrency", "max_retries": "--retries",
+         "teacher_steps": "--teacher-steps"}  # fmt: skip
 AsJson = Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")]
 
 
@@ -87,8 +90,9 @@ def collect_cmd(
     from agentpost.verification.collect_out import summary, write_outputs
     from agentpost.verification.snapshots import snapshot_or_replay_state
 
-    if handoff not in ("tool_call", "step"):
-        raise InputError(None, "--handoff", "choose tool_call or step")
+    opts = config(CollectOptions, FLAGS, handoff=handoff, concurrency=concurrency,
+                  max_retries=retries, backend=backend, teacher_steps=teacher_steps,
+                  progress=progress)  # fmt: skip
     sandbox_backend(backend)
     suite = load_suite(suite_dir(tasks))
     for f in files:
@@ -105,9 +109,7 @@ def collect_cmd(
                         judges.parent if judges else None)  # fmt: skip
     t = _teacher(teacher, "verify-repair", base_url, api_key_env, temperature, max_tokens,
                  token_budget)  # fmt: skip
-    opts = CollectOptions(handoff=handoff, concurrency=concurrency, max_retries=retries,
-                          backend=backend, teacher_steps=teacher_steps, progress=progress,
-                          snapshot_roots=roots)  # fmt: skip
+    opts.snapshot_roots = roots
     store = Store(out / "store.sqlite")
     try:
         results = collect(trajs, suite, panel, t, store, opts, source=snapshot_or_replay_state)
@@ -145,6 +147,8 @@ def ftd_cmd(
     from agentpost.verification.collect_out import summary, write_outputs
     from agentpost.verification.ftd import ftd
 
+    opts = config(CollectOptions, FLAGS, concurrency=concurrency, max_retries=retries,
+                  backend=backend, teacher_steps=teacher_steps, progress=progress)  # fmt: skip
     sandbox_backend(backend)
     suite = load_suite(suite_dir(tasks))
     if task:
@@ -153,8 +157,6 @@ def ftd_cmd(
             raise InputError(tasks, "--task", f"no task named {', '.join(missing)}")
         suite = [t for t in suite if t.id in task]
     t = _teacher(teacher, "solve", base_url, api_key_env, temperature, max_tokens, token_budget)
-    opts = CollectOptions(concurrency=concurrency, max_retries=retries, backend=backend,
-                          teacher_steps=teacher_steps, progress=progress)  # fmt: skip
     store = Store(out / "store.sqlite")
     try:
         results = ftd(suite, t, store, opts, attempts)

@@ -13,7 +13,12 @@ from typing import Annotated
 
 import typer
 
+from agentpost.commands._options import config
 from agentpost.errors import InputError
+
+# SFTDefaults field -> its flag (a config error names both)
+FLAGS = {"num_train_epochs": "--epochs", "learning_rate": "--lr", "max_length": "--max-length",
+         "gradient_accumulation_steps": "--grad-accum", "truncation": "--truncation"}  # fmt: skip
 
 
 def sft_cmd(
@@ -48,8 +53,11 @@ def sft_cmd(
     from agentpost.train.sft_io import read_rows
     from agentpost.train.trl_sft import SFTDefaults, train_sft
 
-    if truncation not in ("drop", "left"):
-        raise InputError(None, "--truncation", "choose drop or left")
+    given = {"num_train_epochs": epochs, "learning_rate": learning_rate,
+             "max_length": max_length, "gradient_accumulation_steps": grad_accum}  # fmt: skip
+    d = config(SFTDefaults, FLAGS, supervise_reasoning=supervise_reasoning,
+               truncation=truncation, gradient_checkpointing=checkpointing,
+               **{k: v for k, v in given.items() if v is not None})  # fmt: skip
     rows = []
     for f in data:
         if not f.is_file():
@@ -57,16 +65,6 @@ def sft_cmd(
         rows += read_rows(f)
     if not rows:
         raise InputError(data[0], None, "no rows to train on")
-    d = SFTDefaults(supervise_reasoning=supervise_reasoning, truncation=truncation)
-    for name, value in (
-        ("num_train_epochs", epochs),
-        ("learning_rate", learning_rate),
-        ("max_length", max_length),
-        ("gradient_accumulation_steps", grad_accum),
-    ):
-        if value is not None:
-            setattr(d, name, value)  # fmt: skip
-    d.gradient_checkpointing = checkpointing
     net, tok = _load(model, d.max_length)
     extra = {"max_steps": max_steps, "seed": seed, **({"use_cpu": True} if cpu else {})}
     try:

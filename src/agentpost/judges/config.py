@@ -32,6 +32,7 @@ import orjson
 import yaml
 
 from agentpost.agent.transport import Ledger
+from agentpost.config_checks import at_least, check
 from agentpost.errors import InputError
 from agentpost.judges.base import Judge
 from agentpost.judges.remote import OpenAIJudge, RecordedJudge
@@ -66,6 +67,14 @@ class Panel:
     config: dict[str, Any] = field(default_factory=dict)
     ledger: Ledger = field(default_factory=Ledger)
 
+    def __post_init__(self) -> None:
+        check(self, {
+            "judges": (len(self.judges) == 3, "exactly three judges"),
+            "arbiter": (at_least(self.arbiter, 0) and self.arbiter < len(self.judges),
+                        "the index of one of the judges"),
+            "concurrency": (at_least(self.concurrency, 1), "at least 1"),
+        })  # fmt: skip
+
     @property
     def ids(self) -> list[str]:
         return [j.id for j in self.judges]
@@ -97,7 +106,9 @@ def build_panel(
     ledger = Ledger()
     budget = dict(config.get("budget") or {})
     prices = _prices(budget.pop("prices", None), where)
-    conc = int(config.get("concurrency", 4))
+    conc = config.get("concurrency", 4)
+    if not at_least(conc, 1):  # before any judge is built with it
+        raise InputError(where, "$.concurrency", f"must be an integer >= 1, got {conc!r}")
     judges: list[Judge] = []
     for i, spec in enumerate(config["judges"]):
         judges.append(_judge(spec, f"$.judges[{i}]", where, base, ledger, budget, prices, conc))

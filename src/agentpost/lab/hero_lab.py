@@ -27,8 +27,9 @@ from typing import Any
 import numpy as np
 
 from agentpost import __version__
+from agentpost.config_checks import at_least, check, one_of, positive
 from agentpost.efficiency.behaviours import detect
-from agentpost.efficiency.config import HeroConfig
+from agentpost.efficiency.config import ABLATIONS, HeroConfig
 from agentpost.lab.episodes import Episode, to_trajectory
 from agentpost.lab.stages import PolicyConfig, corpus, evaluate_policy, family, sft_policy
 from agentpost.sandbox.base import Backend
@@ -49,6 +50,20 @@ class HeroLabConfig:
     rl_lr: float = 2e-4
     eval_every: int = 4
     n_boot: int = 1000
+
+    def __post_init__(self) -> None:
+        check(self, {
+            "variants": (bool(self.variants) and set(self.variants) <= set(ABLATIONS),
+                         "a non-empty tuple of " + one_of(ABLATIONS)),
+            "seeds": (bool(self.seeds) and all(at_least(s, 0) for s in self.seeds),
+                      "a non-empty tuple of seeds >= 0"),
+            "steps": (at_least(self.steps, 1), "at least 1"),
+            "prompts_per_step": (at_least(self.prompts_per_step, 1), "at least 1"),
+            "group": (at_least(self.group, 2), "at least 2 (an advantage needs a group)"),
+            "rl_lr": (positive(self.rl_lr), "> 0"),
+            "eval_every": (at_least(self.eval_every, 1), "at least 1"),
+            "n_boot": (at_least(self.n_boot, 0), "at least 0"),
+        })  # fmt: skip
 
     @classmethod
     def smoke(cls) -> HeroLabConfig:

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from agentpost import __version__
+from agentpost.config_checks import at_least, check, one_of
 from agentpost.judges.annotate import MAX_REASKS, annotate_one
 from agentpost.judges.config import HEURISTIC_CAVEAT, Panel
 from agentpost.store import Store, key
@@ -67,6 +68,15 @@ class DiagnoseOptions:
     # trajectories file); a trajectory not listed finds only absolute (old) references
     snapshot_roots: dict[str, str] = field(default_factory=dict)
     snapshot_fidelity: bool = True  # also replay snapshot cases and report the agreement
+
+    def __post_init__(self) -> None:
+        """A bad ``ica_population`` fails here, before any judge call or replay has run."""
+        check(self, {
+            "ica_population": (self.ica_population in M.POPULATIONS, one_of(M.POPULATIONS)),
+            "n_boot": (at_least(self.n_boot, 0), "at least 0"),
+            "replay_concurrency": (at_least(self.replay_concurrency, 1), "at least 1"),
+            "max_reasks": (at_least(self.max_reasks, 0), "at least 0"),
+        })  # fmt: skip
 
 
 def traj_hash(traj: Trajectory) -> str:
