@@ -38,7 +38,10 @@ def test_policies_make_groups_whose_outcomes_differ_by_policy(tmp_path: Path) ->
     proc = _run(tmp_path, "-G", "2", "-n", "2")
     assert proc.returncode == 0, proc.stderr
     summary = json.loads((tmp_path / "run.json").read_text())
-    assert summary["format"] == "agentpost.run/1" and summary["producer"]["name"] == "agentpost run"
+    assert (
+        summary["format"] == "agentpost.run/1"
+        and summary["producer"]["name"] == "agentpost.agent.run.run_groups"
+    )
     rates = {a: v["resolution_rate"] for a, v in summary["agents"].items()}
     assert rates == {"scripted/careful": 1.0, "scripted/hasty": 0.0,
                      "scripted/wasteful": 1.0, "scripted/wrong-then-repaired": 1.0}  # fmt: skip

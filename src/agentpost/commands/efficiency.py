@@ -111,14 +111,9 @@ def efficiency(
     )
     text = json.dumps(doc, ensure_ascii=False)
     if out is not None:
-        from agentpost.trajectory.io import check_target
+        from agentpost.documents.write import atomic_write
 
-        check_target(out)  # a FIFO would block, a device would be written to
-        try:
-            out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text(text + "\n")
-        except OSError as e:
-            raise InputError(out, "--out", f"cannot write: {e.strerror}") from None
+        atomic_write(out, text + "\n")  # refuses a FIFO or device
     if as_json:
         typer.echo(text)
     else:
@@ -139,6 +134,7 @@ def _read_trajectories(files: list[Path]) -> list:
 
 def _groups(files: list[Path], pool_agents: bool) -> dict:
     """The HERO groups document of canonical trajectory files (grouped by task)."""
+    from agentpost.documents.formats import producer
     from agentpost.efficiency.analyze import analyze
     from agentpost.efficiency.groups import GroupingError, hero_groups
 
@@ -148,8 +144,8 @@ def _groups(files: list[Path], pool_agents: bool) -> dict:
         doc = hero_groups(trajs, rows, pool_agents=pool_agents)
     except GroupingError as e:
         raise InputError(files[0] if len(files) == 1 else None, None, str(e)) from None
-    doc["producer"] = {"name": "agentpost hero groups", "version": _version(),
-                       "args": {"inputs": [str(f) for f in files], "pool_agents": pool_agents}}  # fmt: skip
+    doc["producer"] = producer(hero_groups, inputs=[str(f) for f in files],
+                               pool_agents=pool_agents)  # fmt: skip
     return doc
 
 
@@ -165,8 +161,9 @@ def groups_cmd(
     """Build the `hero advantages` input from any trajectories: rollouts grouped by task, entropy from logprobs where every turn has them; refuses (saying why) what cannot be grouped."""
     doc = _groups(files, pool_agents)
     if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(doc) + "\n")
+        from agentpost.documents.write import write_json
+
+        write_json(out, doc, indent=None)
     if as_json:
         typer.echo(json.dumps(doc))
     else:
@@ -236,6 +233,8 @@ def advantages(
     """
     import sys
 
+    from agentpost.documents.formats import producer
+    from agentpost.efficiency.advantage import hero_advantages
     from agentpost.efficiency.config import HeroConfig
     from agentpost.efficiency.document import advantages_document
 
@@ -255,13 +254,9 @@ def advantages(
               "(--ablation no-fine)", file=sys.stderr)  # fmt: skip
     name = _ablation(ablation)
     cfg = base.with_ablation(name)
-    producer = {
-        "name": "agentpost.hero.advantages",
-        "version": _version(),
-        "args": {"input": str(groups_file), "ablation": name, **cfg.kwargs()},
-    }
+    made_by = producer(hero_advantages, input=str(groups_file), ablation=name, **cfg.kwargs())
     try:
-        doc = advantages_document(data, cfg, producer=producer, carried=("id", "agent"))
+        doc = advantages_document(data, cfg, producer=made_by, carried=("id", "agent"))
     except ValueError as e:
         raise InputError(groups_file, None, str(e)) from None
     if export is not None:
@@ -271,8 +266,9 @@ def advantages(
         write(out_rows, out, export, trajs)  # type: ignore[arg-type]
         print(f"{len(out_rows)} {export} rows written to {out}", file=sys.stderr)
     elif out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(doc) + "\n")
+        from agentpost.documents.write import write_json
+
+        write_json(out, doc, indent=None)
     if as_json:
         typer.echo(json.dumps(doc))
     elif export is None:
@@ -291,12 +287,6 @@ def _ablation(value: str | None) -> str | None:
             None, "--ablation", f"unknown {value!r}; known: {', '.join(ABLATION_NAMES)}"
         )
     return key
-
-
-def _version() -> str:
-    from agentpost import __version__
-
-    return __version__
 
 
 def register(app: typer.Typer) -> None:

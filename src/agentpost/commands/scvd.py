@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 
 from agentpost.commands._options import config, sandbox_backend, suite_dir
+from agentpost.documents.formats import producer
 from agentpost.errors import InputError
 
 
@@ -36,7 +37,6 @@ def metrics_cmd(
     seed: Annotated[int, typer.Option()] = 0,
 ) -> None:
     """The seven self-verification metrics (and ICA, final accuracy, W2R, R2W, net gain)."""
-    from agentpost import __version__
     from agentpost.verification import metrics as M
     from agentpost.verification.calibrate_io import read_rows
     from agentpost.verification.records import METRICS_FORMAT
@@ -63,7 +63,7 @@ def metrics_cmd(
     }
     doc = {
         "format": METRICS_FORMAT,
-        "producer": {"name": "agentpost scvd metrics", "version": __version__, "args": args},
+        "producer": producer(M.compute, **args),
         **out,
     }
     if json_out:

@@ -14,6 +14,8 @@ from typing import Annotated
 import typer
 
 from agentpost.commands._options import config, sandbox_backend, suite_dir
+from agentpost.documents.formats import fmt, producer
+from agentpost.documents.write import write_json
 from agentpost.errors import InputError
 
 Teacher = Annotated[
@@ -34,12 +36,6 @@ def _teacher(teacher, plan, base_url, api_key_env, temperature, max_tokens, toke
     kw = {"base_url": base_url, "api_key_env": api_key_env, "temperature": temperature,
           "max_tokens": max_tokens, "max_total_tokens": token_budget}  # fmt: skip
     return make_teacher(teacher, plan, **kw)
-
-
-def _producer(name: str, args: dict) -> dict:
-    from agentpost import __version__
-
-    return {"name": name, "version": __version__, "args": args}
 
 
 # CollectOptions field -> the flag that sets it (a config error names both)
@@ -115,7 +111,7 @@ def collect_cmd(
         results = collect(trajs, suite, panel, t, store, opts, source=snapshot_or_replay_state)
     finally:
         store.close()
-    doc = summary(results, t, _producer("agentpost scvd collect", args))
+    doc = summary(results, t, producer(collect, **args))
     _report(doc, write_outputs(out, results, doc, "scvd"), as_json)
 
 
@@ -162,7 +158,7 @@ def ftd_cmd(
         results = ftd(suite, t, store, opts, attempts)
     finally:
         store.close()
-    doc = summary(results, t, _producer("agentpost scvd ftd", args))
+    doc = summary(results, t, producer(ftd, **args))
     _report(doc, write_outputs(out, results, doc, "ftd"), as_json)
 
 
@@ -195,10 +191,10 @@ def match_cmd(
     if verl:
         for n, rows in zip(names, matched, strict=True):
             paths.append(write_verl(rows, out / f"{n}.matched.verl.parquet"))
-    doc = {"format": "agentpost.scvd.match/1",
-           "producer": _producer("agentpost scvd match", {"data": [str(p) for p in data], "seed": seed}),
+    doc = {"format": fmt("agentpost.scvd.match"),
+           "producer": producer(match, data=[str(p) for p in data], seed=seed),
            "outputs": [str(p) for p in paths], **report}  # fmt: skip
-    (out / "match.json").write_text(json.dumps(doc, indent=2))
+    write_json(out / "match.json", doc)
     if as_json:
         sys.stdout.write(json.dumps(doc) + "\n")
         return

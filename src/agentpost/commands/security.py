@@ -11,17 +11,14 @@ from pathlib import Path
 
 import typer
 
-from agentpost import __version__
 from agentpost.commands._options import sandbox_backend
+from agentpost.documents.formats import fmt, producer
+from agentpost.documents.write import write_json
 from agentpost.errors import InputError
 
 security_app = typer.Typer(
     help="SecureVibe: security suite, SecPass grading, behaviour attribution.", no_args_is_help=True
 )
-
-
-def _producer(command: str, **args) -> dict:
-    return {"name": f"agentpost security {command}", "version": __version__, "args": args}
 
 
 def _num(x: float | None) -> str:
@@ -57,7 +54,7 @@ def check_command(
     from agentpost.security.suite import load_suite
 
     rows, problems = check_suite(load_suite(suite_dir), sandbox_backend(backend), workers=workers)
-    doc = {"format": "agentpost.security.check/1", "producer": _producer("check", suite_dir=suite_dir),
+    doc = {"format": "agentpost.security.check/1", "producer": producer(check_suite, suite_dir=suite_dir),
            "tasks": rows, "ok": all(r["ok"] for r in rows), "problems": problems}  # fmt: skip
     if as_json:
         _echo(doc)
@@ -102,7 +99,7 @@ def grade_command(
     else:
         raise InputError(candidate, None, "candidate not found (give a directory or a diff file)")
     doc = {"format": "agentpost.security.grade/1",
-           "producer": _producer("grade", task=t.id, candidate=candidate, func_only=func_only),
+           "producer": producer(grade_candidate, task=t.id, candidate=candidate, func_only=func_only),
            **g.to_json()}  # fmt: skip
     if as_json:
         _echo(doc)
@@ -132,7 +129,7 @@ def attribute_command(
     records = read_labels(labels)
     require_agents(records, labels, {"--agent-a": agent_a, "--agent-b": agent_b})
     doc = attribute(records, agent_a, agent_b)
-    doc["producer"] = _producer("attribute", labels=labels, agent_a=agent_a, agent_b=agent_b)
+    doc["producer"] = producer(attribute, labels=labels, agent_a=agent_a, agent_b=agent_b)
     if as_json:
         _echo(doc)
         return
@@ -207,9 +204,9 @@ def demo_command(
     write_jsonl(out / "trajectories.jsonl", res["trajectories"])
     for name in ("grades", "annotations", "labels"):
         write_records(out / f"{name}.jsonl", res[name])
-    summary = {"format": "agentpost.security.demo-summary/1",  # as `agentpost demo` writes it
+    summary = {"format": fmt("agentpost.security.demo-summary"),  # as `agentpost demo` writes it
                **{k: res[k] for k in ("producer", "metrics", "per_cwe", "attribution")}}  # fmt: skip
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
+    write_json(out / "summary.json", summary, default=str)
     _echo({"out": str(out), "metrics": res["metrics"]})
 
 
@@ -282,7 +279,7 @@ def metrics_command(
 
     rows = read_graded(records)
     try:
-        doc = {"format": "agentpost.security.metrics/1", "producer": _producer("metrics", records=records, k=k),
+        doc = {"format": "agentpost.security.metrics/1", "producer": producer(by_agent, records=records, k=k),
                "agents": by_agent(rows, tuple(k)), "per_cwe": per_cwe(rows)}  # fmt: skip
     except ValueError as e:
         raise InputError(records, "--k", str(e)) from None
@@ -439,7 +436,7 @@ def route_command(
                           progress=lambda m: typer.echo(m, err=True))  # fmt: skip
     doc = route(groups, threshold, route_by)  # type: ignore[arg-type]
     doc = {"format": "agentpost.security.route/1",
-           "producer": _producer("route", suites=suites, tasks=tasks, side=side, policy=label,
+           "producer": producer(route, suites=suites, tasks=tasks, side=side, policy=label,
                                  group_size=group_size, threshold=threshold, route_by=route_by),
            **doc}  # fmt: skip
     if as_json:

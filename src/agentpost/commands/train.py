@@ -14,6 +14,8 @@ from typing import Annotated
 import typer
 
 from agentpost.commands._options import config
+from agentpost.documents.formats import fmt, producer
+from agentpost.documents.write import write_json
 from agentpost.errors import InputError
 
 # SFTDefaults field -> its flag (a config error names both)
@@ -49,7 +51,6 @@ def sft_cmd(
     """Supervised fine-tuning on the rows' trained messages only (loss mask from the flags)."""
     from dataclasses import asdict
 
-    from agentpost import __version__
     from agentpost.train.sft_io import read_rows
     from agentpost.train.trl_sft import SFTDefaults, train_sft
 
@@ -72,12 +73,12 @@ def sft_cmd(
     except ValueError as e:
         raise InputError(data[0], None, str(e)) from None
     doc = {
-        "format": "agentpost.train.sft/1",
-        "producer": {"name": "agentpost train sft", "version": __version__,
-                     "args": {"data": [str(f) for f in data], "model": model, **asdict(d), **extra}},
+        "format": fmt("agentpost.train.sft"),
+        "producer": producer(train_sft, data=[str(f) for f in data], model=model, **asdict(d),
+                             **extra),
         **run.to_json(),
     }  # fmt: skip
-    (out / "train.json").write_text(json.dumps(doc, indent=2))
+    write_json(out / "train.json", doc)
     if as_json:
         sys.stdout.write(json.dumps(doc, default=str) + "\n")
         return

@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from agentpost import __version__
+from agentpost.documents.formats import fmt, producer
 from agentpost.efficiency import cost as C
 from agentpost.efficiency.association import association
 from agentpost.efficiency.behaviours import CLASSIFIERS, TurnFlags, detect
@@ -47,7 +47,7 @@ from agentpost.efficiency.variation import histogram, task_variation
 from agentpost.prices import Prices
 from agentpost.trajectory.model import Trajectory
 
-FORMAT = "agentpost.efficiency/1"
+FORMAT = fmt("agentpost.efficiency")
 
 
 def _flag_letters(f: TurnFlags) -> str:
@@ -258,7 +258,7 @@ def analyze(
     }
     return {
         "format": FORMAT,
-        "producer": {"name": "agentpost.efficiency", "version": __version__, "args": args},
+        "producer": producer(analyze, **args),
         "classifiers": CLASSIFIERS,
         "trajectories": rows,
         "models": models,

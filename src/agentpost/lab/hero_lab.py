@@ -26,15 +26,16 @@ from typing import Any
 
 import numpy as np
 
-from agentpost import __version__
 from agentpost.config_checks import at_least, check, one_of, positive
+from agentpost.documents.formats import fmt, producer
+from agentpost.documents.write import write_json
 from agentpost.efficiency.behaviours import detect
 from agentpost.efficiency.config import ABLATIONS, HeroConfig
 from agentpost.lab.episodes import Episode, to_trajectory
 from agentpost.lab.stages import PolicyConfig, corpus, evaluate_policy, family, sft_policy
 from agentpost.sandbox.base import Backend
 
-FORMAT = "agentpost.lab-hero/1"
+FORMAT = fmt("agentpost.lab-hero")
 CAVEAT = ("Micro scale: a ~1M-parameter policy trained from scratch on procedural tasks, a few "
           "dozen RL steps. Directions only; not the paper's numbers.")  # fmt: skip
 
@@ -147,8 +148,7 @@ def train_variant(
     m = last
     result = {"variant": variant, "seed": seed, "curve": curve, "final": m,
               "train_s": round(time.monotonic() - t0, 1)}  # fmt: skip
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(result))
+    write_json(path, result, indent=None)
     return result
 
 
@@ -197,15 +197,10 @@ def run_hero_lab(out: str | Path, cfg: HeroLabConfig, backend: Backend, progress
             results.append(train_variant(out, cfg, variant, seed, train, held, backend))
     doc = {
         "format": FORMAT,
-        "producer": {
-            "name": "agentpost.lab.hero_lab",
-            "version": __version__,
-            "args": asdict(cfg),
-            "caveat": CAVEAT,
-        },  # fmt: skip
+        "producer": {**producer(run_hero_lab, **asdict(cfg)), "caveat": CAVEAT},
         "sft": sft_info,
         "table": table(results, cfg.n_boot),
         "runs": [{k: r[k] for k in ("variant", "seed", "curve", "train_s")} for r in results],
     }
-    (out / "hero_lab.json").write_text(json.dumps(doc, indent=2, default=str))
+    write_json(out / "hero_lab.json", doc, default=str)
     return doc

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from agentpost.config_checks import at_least, check, positive
+from agentpost.documents.write import write_json
 from agentpost.lab.episodes import Episode, scripted_episode, to_row, to_trajectory
 from agentpost.lab.policy import PolicySize, lab_llama, n_params, train_tokenizer
 from agentpost.lab.tasks import write_family
@@ -123,7 +124,7 @@ def sft_policy(out: Path, eps: list[Episode], cfg: PolicyConfig) -> tuple[Any, A
             "loss_first": run.log[0]["loss"] if run.log else None,
             "loss_last": run.log[-1]["loss"] if run.log else None,
             "config": asdict(cfg)}  # fmt: skip
-    (d / "sft.json").write_text(json.dumps(info, indent=2))
+    write_json(d / "sft.json", info)
     return model, tok, info
 
 

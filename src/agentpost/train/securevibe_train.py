@@ -18,14 +18,14 @@ Layer: edges.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from agentpost import __version__
 from agentpost.config_checks import at_least, check, in_unit, non_negative, one_of, positive
+from agentpost.documents.formats import fmt, producer
+from agentpost.documents.write import write_json
 from agentpost.errors import InputError
 from agentpost.sandbox.base import Backend
 from agentpost.security.hints import LEVELS
@@ -176,22 +176,13 @@ def run_security_training(
     trainer.train(resume_from_checkpoint=bool(ckpts) or None)
     trainer.save_model(str(out / "model"))
     summary = {
-        "format": "agentpost.security.train/1",
-        "producer": {"name": f"agentpost security {method}", "version": __version__,
-                     "args": {"model": cfg.model, "steps": cfg.steps, "group_size": cfg.group_size,
-                              "prompts_per_step": cfg.prompts_per_step,
-                              "reward_mode": cfg.reward_mode,
-                              "hint_level": cfg.hint_level if method == "hg" else None,
-                              "teacher": cfg.teacher if method == "hg" else None,
-                              "divergence": cfg.divergence if method == "hg" else None,
-                              "beta": cfg.beta if method == "hg" else None,
-                              "opd_only": cfg.opd_only,
-                              "datasets": {k: [t.id for t in v] for k, v in datasets.items()}}},
+        "format": fmt("agentpost.security.train"),
+        "producer": producer(run_security_training, method=method, **asdict(cfg),
+                             datasets={k: [t.id for t in v] for k, v in datasets.items()}),
         "resumed_from": ckpts[-1].name if ckpts else None,
         "steps": rollout.history,
         "mix": rollout.sampler.mix(),
         "log_history": trainer.state.log_history,
     }  # fmt: skip
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
+    write_json(out / "summary.json", summary, default=str)
     return summary

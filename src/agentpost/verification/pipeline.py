@@ -30,8 +30,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentpost import __version__
 from agentpost.config_checks import at_least, check, one_of
+from agentpost.documents.formats import producer
 from agentpost.judges.annotate import MAX_REASKS, annotate_one
 from agentpost.judges.config import HEURISTIC_CAVEAT, Panel
 from agentpost.store import Store, key
@@ -284,9 +284,7 @@ def diagnose(
     doc = {
         "format": METRICS_FORMAT,
         "producer": {
-            "name": "agentpost diagnose",
-            "version": __version__,
-            "args": producer_args or {},
+            **producer(diagnose, **(producer_args or {})),
             **({"caveat": HEURISTIC_CAVEAT} if panel.heuristic_only else {}),
         },
         "judges": {
