@@ -8,8 +8,8 @@ import time
 
 import pytest
 
+from agentpost.agent.llm import MalformedResponse, ModelRequestError, ModelUnavailable
 from agentpost.agent.loopback import LoopbackServer
-from agentpost.agent.model import MalformedResponse, ModelRequestError, ModelUnavailable
 from agentpost.agent.transport import OpenAITransport, TransportConfig
 from agentpost.errors import BudgetExceeded, InfraError, InputError
 from agentpost.prices import Prices

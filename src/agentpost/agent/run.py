@@ -45,8 +45,8 @@ from typing import Any
 
 import orjson
 
+from agentpost.agent.llm import Interrupted, Model, ModelRequestError, ModelUnavailable
 from agentpost.agent.loop import AgentLoop, LoopConfig
-from agentpost.agent.model import Interrupted, Model, ModelRequestError, ModelUnavailable
 from agentpost.dirlock import DirLock
 from agentpost.documents.formats import fmt, producer
 from agentpost.documents.write import atomic_write

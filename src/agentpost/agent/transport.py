@@ -15,7 +15,7 @@ are off (``max_retries=0``) so every attempt is ours and appears in the ledger; 
 body's usage still counts when it reported one.
 
 Bounded time: each attempt waits at most ``timeout_s`` (the per-request timeout) and never past
-the rollout's deadline (``model.call_limits``, set by the agent loop): past it the call raises
+the rollout's deadline (``llm.call_limits``, set by the agent loop): past it the call raises
 ``DeadlineExceeded``. The HTTP request runs in a daemon thread the caller watches, so a stop
 flag (Ctrl-C, SIGTERM) ends the wait within a tenth of a second (``Interrupted``) and the
 deadline holds even against a server that trickles bytes (httpx's timeouts are per read).
@@ -40,7 +40,7 @@ from typing import Any
 import openai
 
 from agentpost.agent.ledger import Attempt, Ledger, usage_cost  # noqa: F401 - re-exported
-from agentpost.agent.model import (
+from agentpost.agent.llm import (
     Completion,
     DeadlineExceeded,
     Interrupted,

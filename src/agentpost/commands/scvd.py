@@ -69,7 +69,7 @@ def metrics_cmd(
     if json_out:
         _print_json(doc)
         return
-    from agentpost.verification.report import metrics_text
+    from agentpost.verification.diagnose_out import metrics_text
 
     sys.stdout.write(metrics_text(out))
 
@@ -99,7 +99,7 @@ def calibrate_cmd(
 ) -> None:
     """Judge accuracy against labels: pooled, strict, per field, boundary, z confusion, α, arbiter."""
     from agentpost.verification import calibrate_io
-    from agentpost.verification.report import calibration_text
+    from agentpost.verification.diagnose_out import calibration_text
 
     if str(labels) == "bundled" and not labels.exists():
         labels = calibrate_io.BUNDLED_LABELS

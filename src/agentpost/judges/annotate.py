@@ -16,7 +16,7 @@ import hashlib
 import json
 from typing import Any
 
-from agentpost.agent.model import MalformedResponse, ModelRequestError
+from agentpost.agent.llm import MalformedResponse, ModelRequestError
 from agentpost.errors import BudgetExceeded, InfraError, JudgeError
 from agentpost.judges.base import Judge
 from agentpost.trajectory.model import Trajectory

@@ -17,7 +17,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from agentpost.agent.model import MalformedResponse, ModelRequestError
+from agentpost.agent.llm import MalformedResponse, ModelRequestError
 from agentpost.errors import BudgetExceeded, InfraError, JudgeError
 from agentpost.judges.base import Judge, JudgeReply
 from agentpost.security.annotate import (

@@ -259,7 +259,7 @@ def diagnose(
 ) -> dict:
     """Run the whole diagnosis; writes ``metrics.json``, ``records.jsonl``, ``summary.md`` and
     ``judge_answers.jsonl`` under ``run_dir``; returns the metrics document."""
-    from agentpost.verification import report
+    from agentpost.verification import diagnose_out
 
     opts = opts or DiagnoseOptions()
     run_dir = Path(run_dir)
@@ -328,5 +328,5 @@ def diagnose(
          "record": records[i].to_json()}
         for i, t in enumerate(trajs)
     ]  # fmt: skip
-    report.write_outputs(run_dir, doc, lines)
+    diagnose_out.write_outputs(run_dir, doc, lines)
     return doc

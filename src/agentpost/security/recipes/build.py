@@ -26,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from agentpost.agent.model import MalformedResponse, Model, ModelRequestError, ModelUnavailable
+from agentpost.agent.llm import MalformedResponse, Model, ModelRequestError, ModelUnavailable
 from agentpost.documents.formats import fmt, producer
 from agentpost.documents.write import write_json
 from agentpost.errors import InfraError

@@ -1,6 +1,7 @@
-"""Write a diagnosis run's outputs: ``metrics.json``, ``records.jsonl``, ``judge_answers.jsonl``
-(every raw judge answer keyed by its request, replayable with a ``recorded`` judge) and a
-readable ``summary.md``.
+"""Write a diagnosis run's outputs, as ``collect_out`` writes a collection's: ``metrics.json``,
+``records.jsonl``, ``judge_answers.jsonl`` (every raw judge answer keyed by its request,
+replayable with a ``recorded`` judge) and a readable ``summary.md``. (The report's SCVD section
+is ``report.verification``.)
 
 Files are written with ``documents.write.atomic_write``, so a killed run never leaves half a file.
 ``metrics_text`` and ``calibration_text`` are the plain-text forms of ``agentpost scvd metrics``
