@@ -213,11 +213,11 @@ def test_report_sections_carry_their_producers(demo_dir) -> None:
     ):
         assert f"<h2>{title}</h2>" in html
     for producer in (
-        "agentpost run",
-        "agentpost.efficiency",
-        "agentpost.hero.advantages",
+        "agentpost.agent.run.run_groups",
+        "agentpost.efficiency.analyze.analyze",
+        "agentpost.hero.advantages",  # the demo's own block (demo/ switches after its move)
         "agentpost.agent.loop",
-        "agentpost diagnose",
+        "agentpost.verification.pipeline.diagnose",
         "agentpost.security.pipeline.scripted_demo",
         "agentpost security attribute",
     ):
@@ -335,4 +335,4 @@ def test_current_cli_outputs_of_each_area_render(demo_dir, tmp_path: Path) -> No
     assert f'<td class="l">{first["group"]}</td><td class="">4</td><td class="">3</td>' in html
     assert "Caveat: Every judge is a variant of the offline heuristic" in html
     assert "Behaviour rates on functionally correct trajectories" in html
-    assert "read-only turns" in html and "agentpost.efficiency 0.1.0" in html
+    assert "read-only turns" in html and "agentpost.efficiency.analyze.analyze 0.1.0" in html

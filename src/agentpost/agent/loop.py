@@ -20,7 +20,7 @@ request (``ModelRequestError``, a wrong key or parameter) propagate, so the runn
 error and writes nothing, and a rerun redoes the rollout. One refusal is the agent's: a 400 saying
 the conversation is past the model's context length ends the rollout as ``context_exceeded``
 (what the agent said and read outgrew the model, as SWE-agent's ``exit_context``). Each model call runs under
-``model.call_limits`` (the rollout's deadline and the runner's stop flag), which the transport
+``llm.call_limits`` (the rollout's deadline and the runner's stop flag), which the transport
 honours during the request; ``stop`` is also checked before every call and command. Every command runs in a fresh shell (one
 ``sandbox.exec`` each: no cwd or exports carry over), and ``metadata.shell_state = "fresh"``
 tells replay so. The trajectory holds per-turn usage and
@@ -44,7 +44,7 @@ from typing import Any
 
 from agentpost import __version__
 from agentpost.agent.formats import get_format
-from agentpost.agent.model import (
+from agentpost.agent.llm import (
     CallLimits,
     Completion,
     Interrupted,
