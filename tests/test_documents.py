@@ -21,13 +21,9 @@ FORMAT_RE = re.compile(r"""["'](agentpost\.[a-z][a-z0-9_.-]*/\d+)["']""")
 FMT_CALL_RE = re.compile(r"""\bfmt\(\s*"(agentpost\.[a-z][a-z0-9_.-]*)"(?:,\s*(\d+))?\)""")
 # a producer written as a literal: {"name": "..."} next to a version, or Producer(name="...")
 LITERAL_RE = re.compile(r"""(?:"name":\s*|Producer\(\s*name=)f?"([^"{]+)"[^\n]*\n?[^\n]*version""")
-# The demo modules are being moved into demo/ on another branch: their producer blocks switch to
-# ``producer(...)`` after that merge (then this list goes). Any other literal must resolve.
-DEMO_PENDING = {
-    ("demo.py", "agentpost demo"),
-    ("demo_hero.py", "agentpost.hero.advantages"),
-    ("demo_stages.py", "agentpost security attribute"),
-}
+# Literal producer names allowed to not resolve (none now: the demo/ package builds its blocks
+# with ``producer(...)`` too). Any literal must resolve.
+DEMO_PENDING: set[tuple[str, str]] = set()
 
 
 def _sources():

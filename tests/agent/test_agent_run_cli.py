@@ -118,8 +118,8 @@ def test_bad_arguments_are_one_line_errors(tmp_path: Path) -> None:
         (["--backend", "nope"], "unknown sandbox backend 'nope'"),
         (
             ["--mode", "bash"],
-            "--mode: LoopConfig.mode must name an action format: unknown "
-            "action format 'bash'; choose from text, tools",
+            "--mode: LoopConfig.mode must be an action format: text, tools or a "
+            "package.module:Class path, got 'bash'",
         ),
         (["--model", "m"], "give either --model"),
         (["--request-timeout", "inf"], "--request-timeout: inf is not a positive number"),

@@ -95,7 +95,8 @@ def test_demo_writes_every_stage_and_ends_with_the_report(demo_dir) -> None:
     assert path == out / "report.html" and path.is_file()
     meta = json.loads((out / "demo.json").read_text())
     assert (
-        meta["producer"]["name"] == "agentpost demo" and meta["producer"]["args"]["limit"] == LIMIT
+        meta["producer"]["name"] == "agentpost.demo.pipeline.run_demo"
+        and meta["producer"]["args"]["limit"] == LIMIT
     )
     assert {k: v["status"] for k, v in meta["stages"].items()} == dict.fromkeys(
         ("run", "import", "efficiency", "hero", "diagnose", "loopback", "security"), "ok"
@@ -197,7 +198,11 @@ def test_the_import_stage_writes_what_agentpost_import_writes(demo_dir, tmp_path
         return {k: v for k, v in doc.items() if k not in ("producer", "out")}
 
     assert counts(mine) == counts(demo) and mine["format"] == "agentpost.import/1"
-    assert mine["producer"]["name"] == demo["producer"]["name"] == "agentpost import"
+    assert (
+        mine["producer"]["name"]
+        == demo["producer"]["name"]
+        == "agentpost.trajectory.import_summary.import_to_file"
+    )
     assert dest.read_bytes() == (out / "trajectories.jsonl").read_bytes()
 
 
@@ -215,11 +220,11 @@ def test_report_sections_carry_their_producers(demo_dir) -> None:
     for producer in (
         "agentpost.agent.run.run_groups",
         "agentpost.efficiency.analyze.analyze",
-        "agentpost.hero.advantages",  # the demo's own block (demo/ switches after its move)
+        "agentpost.efficiency.advantage.hero_advantages",
         "agentpost.agent.loop",
         "agentpost.verification.pipeline.diagnose",
         "agentpost.security.pipeline.scripted_demo",
-        "agentpost security attribute",
+        "agentpost.security.attribution.attribute",
     ):
         assert producer in html, producer
     # the verdict comes first; the policies are compared against the best one

@@ -43,7 +43,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agentpost import __version__
-from agentpost.agent.formats import get_format
+from agentpost.agent.formats import FORMATS, get_format
 from agentpost.agent.llm import (
     CallLimits,
     Completion,
@@ -52,6 +52,7 @@ from agentpost.agent.llm import (
     ModelRequestError,
     call_limits,
 )
+from agentpost.config_checks import at_least, check, positive
 from agentpost.errors import AgentpostError, BudgetExceeded, InfraError
 from agentpost.sandbox import snapshot_store
 from agentpost.sandbox.base import Sandbox
@@ -88,21 +89,24 @@ class LoopConfig:
 
     def __post_init__(self) -> None:
         """Reject a config that could only fail every turn (e.g. ``mode="txt"``), naming the
-        field; the CLI turns the ``ValueError`` into a one-line input error."""
+        field (``config_checks``); the CLI turns the ``ValueError`` into a one-line input error."""
+        mode = f"an action format: {', '.join(sorted(FORMATS))} or a package.module:Class path"
         try:
             get_format(self.mode)
-        except ValueError as e:
-            raise ValueError(f"LoopConfig.mode must name an action format: {e}") from None
-        if self.step_limit < 1:
-            raise ValueError(f"LoopConfig.step_limit must be at least 1, got {self.step_limit}")
-        for name in ("cost_limit_usd", "timeout_s", "command_timeout_s"):
-            value = getattr(self, name)
-            if value is not None and not 0 < value < float("inf"):
-                raise ValueError(f"LoopConfig.{name} must be a positive number, got {value!r}")
-        if self.observation_chars < 1:
-            raise ValueError(
-                f"LoopConfig.observation_chars must be at least 1, got {self.observation_chars}"
-            )
+            mode_ok = True
+        except ValueError as e:  # a path that does not load says why
+            mode_ok, why = False, str(e)
+            mode += "" if why.startswith("unknown action format") else f" ({why})"
+        seconds = "a positive number of seconds (or unset)"
+        check(self, {
+            "mode": (mode_ok, mode),
+            "step_limit": (at_least(self.step_limit, 1), "at least 1"),
+            "cost_limit_usd": (self.cost_limit_usd is None or positive(self.cost_limit_usd),
+                               "a positive number of USD (or unset)"),
+            "timeout_s": (self.timeout_s is None or positive(self.timeout_s), seconds),
+            "command_timeout_s": (positive(self.command_timeout_s), "a positive number of seconds"),
+            "observation_chars": (at_least(self.observation_chars, 1), "at least 1"),
+        })  # fmt: skip
 
 
 def _now() -> str:
