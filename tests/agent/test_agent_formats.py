@@ -17,9 +17,9 @@ from agentpost.agent.formats import (
     get_format,
     shell_call,
 )
+from agentpost.agent.llm import Completion, ToolCallRequest
 from agentpost.agent.loop import LoopConfig
 from agentpost.agent.loopback import LoopbackServer
-from agentpost.agent.model import Completion, ToolCallRequest
 from agentpost.agent.policies import policy_model, write_and_run
 from agentpost.agent.run import Agent, Rollout, rollout_one
 from agentpost.agent.transport import OpenAITransport, TransportConfig

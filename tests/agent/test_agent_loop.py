@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from agentpost.agent.formats import SUBMIT_COMMAND
+from agentpost.agent.llm import ModelRequestError
 from agentpost.agent.loop import AgentLoop, LoopConfig, truncate
 from agentpost.agent.loopback import LoopbackServer
-from agentpost.agent.model import ModelRequestError
 from agentpost.agent.policies import write_and_run
 from agentpost.agent.run import Agent, Rollout, rollout_one
 from agentpost.agent.scripted import ScriptedModel
@@ -123,7 +123,7 @@ def test_step_limit_and_cost_limit_stop_the_loop() -> None:
     traj, _ = _run(ScriptedModel(lambda m: {"tool_calls": [_bash("ls")]}), LoopConfig(step_limit=3))
     assert traj.metadata["exit_status"] == "step_limit" and len(traj.turns) == 3
 
-    from agentpost.agent.model import Completion
+    from agentpost.agent.llm import Completion
     from agentpost.trajectory.model import Usage
 
     def priced(messages):

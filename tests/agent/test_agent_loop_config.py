@@ -26,3 +26,12 @@ def test_an_out_of_range_value_fails_at_construction_naming_the_field(kw, field)
 
 def test_the_defaults_and_text_mode_construct() -> None:
     assert LoopConfig().mode == "tools" and LoopConfig(mode="text", timeout_s=5).timeout_s == 5
+
+
+def test_a_bad_mode_names_the_action_formats_and_why_a_path_did_not_load() -> None:
+    with pytest.raises(
+        ValueError, match=r"^LoopConfig\.mode must be an action format: text, tools"
+    ):
+        LoopConfig(mode="txt")
+    with pytest.raises(ValueError, match=r"cannot load action format 'no_such_pkg\.mod:Cls'"):
+        LoopConfig(mode="no_such_pkg.mod:Cls")

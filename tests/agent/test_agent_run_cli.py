@@ -38,7 +38,10 @@ def test_policies_make_groups_whose_outcomes_differ_by_policy(tmp_path: Path) ->
     proc = _run(tmp_path, "-G", "2", "-n", "2")
     assert proc.returncode == 0, proc.stderr
     summary = json.loads((tmp_path / "run.json").read_text())
-    assert summary["format"] == "agentpost.run/1" and summary["producer"]["name"] == "agentpost run"
+    assert (
+        summary["format"] == "agentpost.run/1"
+        and summary["producer"]["name"] == "agentpost.agent.run.run_groups"
+    )
     rates = {a: v["resolution_rate"] for a, v in summary["agents"].items()}
     assert rates == {"scripted/careful": 1.0, "scripted/hasty": 0.0,
                      "scripted/wasteful": 1.0, "scripted/wrong-then-repaired": 1.0}  # fmt: skip
@@ -113,7 +116,11 @@ def test_bad_arguments_are_one_line_errors(tmp_path: Path) -> None:
     assert proc.returncode == 2 and "no task named no-such-task" in proc.stderr
     for extra, message in [
         (["--backend", "nope"], "unknown sandbox backend 'nope'"),
-        (["--mode", "bash"], "choose from text, tools"),
+        (
+            ["--mode", "bash"],
+            "--mode: LoopConfig.mode must be an action format: text, tools or a "
+            "package.module:Class path, got 'bash'",
+        ),
         (["--model", "m"], "give either --model"),
         (["--request-timeout", "inf"], "--request-timeout: inf is not a positive number"),
     ]:

@@ -8,10 +8,11 @@ import time
 
 import pytest
 
+from agentpost.agent.llm import MalformedResponse, ModelRequestError, ModelUnavailable
 from agentpost.agent.loopback import LoopbackServer
-from agentpost.agent.model import MalformedResponse, ModelRequestError, ModelUnavailable
-from agentpost.agent.transport import OpenAITransport, Prices, TransportConfig
+from agentpost.agent.transport import OpenAITransport, TransportConfig
 from agentpost.errors import BudgetExceeded, InfraError, InputError
+from agentpost.prices import Prices
 
 MSGS = [{"role": "user", "content": "list the files"}]
 
@@ -162,13 +163,15 @@ def test_cost_is_null_whenever_it_is_unknown() -> None:
         t.complete(MSGS)
         assert t.ledger.summary()["cost_usd"] is None
     priced = OpenAITransport(
-        TransportConfig(model="m", base_url="http://127.0.0.1:9", prices=Prices(1.0, 1.0))
+        TransportConfig(
+            model="m", base_url="http://127.0.0.1:9", prices=Prices(input=1.0, output=1.0)
+        )
     )
     assert priced.ledger.summary()["cost_usd"] is None  # nothing priced yet
 
 
 def test_prices_give_cost_and_cost_budget() -> None:
-    prices = Prices(input=1.0, output=2.0, cached_input=0.5)
+    prices = Prices(input=1.0, output=2.0, cached=0.5)
     with LoopbackServer(["a b c"] * 3) as srv:
         t = _transport(srv, prices=prices, max_cost_usd=1e-9)
         comp = t.complete(MSGS)

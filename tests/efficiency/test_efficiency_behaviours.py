@@ -10,9 +10,10 @@ from hero_traj_factory import peaked, shell, traj, turn
 
 from agentpost.efficiency.association import association, point_biserial
 from agentpost.efficiency.behaviours import CLASSIFIERS, command_is_read_only, detect
-from agentpost.efficiency.cost import Prices, cache_hit_rate, relative_cost, trajectory_cost, trs
+from agentpost.efficiency.cost import cache_hit_rate, relative_cost, trajectory_cost, trs
 from agentpost.efficiency.entropy import token_entropy, turn_entropy
 from agentpost.efficiency.variation import task_variation
+from agentpost.prices import Prices
 from agentpost.trajectory.model import Observation, ToolCall, Turn
 
 PAPER = [  # (R %, C M tokens, TRS) from spec (d)
@@ -179,7 +180,7 @@ def test_cache_hit_and_cost_are_null_when_unknown():
     assert cache_hit_rate([known, mixed]) == pytest.approx((900 + 400) / (1000 + 500))
     assert trajectory_cost(unknown, Prices()) is None
     cost = trajectory_cost(known, Prices(input=2.0, output=8.0))
-    assert cost == pytest.approx(100 * 2 + 900 * 0.2 + 100 * 8)
+    assert cost == pytest.approx((100 * 2 + 900 * 0.2 + 100 * 8) / 1e6)  # per 1M tokens
     assert relative_cost(1.0, None) is None and relative_cost(0.5, 0.25) == 2.0
 
 

@@ -76,7 +76,7 @@ def test_a_malformed_body_asks_the_same_question_again() -> None:
 def test_a_spent_budget_and_an_endpoint_failure_are_not_abstentions() -> None:
     res = ask_judge(Raising(BudgetExceeded("tokens")), Q, TRAJ, "c", number, again)
     assert (res.status, res.attempts, res.request_keys) == ("budget", 0, [])
-    from agentpost.agent.model import ModelUnavailable
+    from agentpost.agent.llm import ModelUnavailable
 
     res = ask_judge(Raising(ModelUnavailable("down")), Q, TRAJ, "c", number, again)
     assert res.status == "infra_error" and "ModelUnavailable" in res.errors[0]

@@ -43,7 +43,7 @@ def test_efficiency_only_directory_renders_efficiency_and_says_what_was_not_run(
     assert "Unproductive turns by kind, per model" in html
     assert "No logprobs in these trajectories" in html  # mini-swe-agent records none
     assert html.count("Not run:") == 5  # runs, tokens, verification, security, trajectories
-    assert "agentpost.efficiency 0.1.0" in html
+    assert "agentpost.efficiency.analyze.analyze 0.1.0" in html
 
 
 def test_trajectories_and_scvd_metrics_directory(tmp_path: Path, imported: list) -> None:
@@ -116,7 +116,8 @@ def test_security_check_and_grade_outputs_of_the_cli(tmp_path: Path) -> None:
     assert list(json.loads((run / "check.json").read_text())["problems"]) == ["calculator-broken"]
     html = render_run_dir(run).read_text()
     assert "Reference implementations of the suite" in html and "Graded candidates" in html
-    assert "agentpost security check" in html and "agentpost security grade" in html
+    assert "agentpost.security.grade.check_suite" in html
+    assert "agentpost.security.grade.grade_candidate" in html
     assert "1 of 2 tasks fail the check" in html
     why = html[html.index("Why the failing tasks fail") :]
     assert why.count('<td class="l">calculator-broken</td>') == 2  # both references' grades

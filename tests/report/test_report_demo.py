@@ -95,7 +95,8 @@ def test_demo_writes_every_stage_and_ends_with_the_report(demo_dir) -> None:
     assert path == out / "report.html" and path.is_file()
     meta = json.loads((out / "demo.json").read_text())
     assert (
-        meta["producer"]["name"] == "agentpost demo" and meta["producer"]["args"]["limit"] == LIMIT
+        meta["producer"]["name"] == "agentpost.demo.pipeline.run_demo"
+        and meta["producer"]["args"]["limit"] == LIMIT
     )
     assert {k: v["status"] for k, v in meta["stages"].items()} == dict.fromkeys(
         ("run", "import", "efficiency", "hero", "diagnose", "loopback", "security"), "ok"
@@ -197,7 +198,11 @@ def test_the_import_stage_writes_what_agentpost_import_writes(demo_dir, tmp_path
         return {k: v for k, v in doc.items() if k not in ("producer", "out")}
 
     assert counts(mine) == counts(demo) and mine["format"] == "agentpost.import/1"
-    assert mine["producer"]["name"] == demo["producer"]["name"] == "agentpost import"
+    assert (
+        mine["producer"]["name"]
+        == demo["producer"]["name"]
+        == "agentpost.trajectory.import_summary.import_to_file"
+    )
     assert dest.read_bytes() == (out / "trajectories.jsonl").read_bytes()
 
 
@@ -213,13 +218,13 @@ def test_report_sections_carry_their_producers(demo_dir) -> None:
     ):
         assert f"<h2>{title}</h2>" in html
     for producer in (
-        "agentpost run",
-        "agentpost.efficiency",
-        "agentpost.hero.advantages",
+        "agentpost.agent.run.run_groups",
+        "agentpost.efficiency.analyze.analyze",
+        "agentpost.efficiency.advantage.hero_advantages",
         "agentpost.agent.loop",
-        "agentpost diagnose",
+        "agentpost.verification.pipeline.diagnose",
         "agentpost.security.pipeline.scripted_demo",
-        "agentpost security attribute",
+        "agentpost.security.attribution.attribute",
     ):
         assert producer in html, producer
     # the verdict comes first; the policies are compared against the best one
@@ -335,4 +340,4 @@ def test_current_cli_outputs_of_each_area_render(demo_dir, tmp_path: Path) -> No
     assert f'<td class="l">{first["group"]}</td><td class="">4</td><td class="">3</td>' in html
     assert "Caveat: Every judge is a variant of the offline heuristic" in html
     assert "Behaviour rates on functionally correct trajectories" in html
-    assert "read-only turns" in html and "agentpost.efficiency 0.1.0" in html
+    assert "read-only turns" in html and "agentpost.efficiency.analyze.analyze 0.1.0" in html

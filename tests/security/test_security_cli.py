@@ -128,7 +128,7 @@ def test_security_demo_outputs_feed_metrics_and_carry_a_format(tmp_path: Path) -
     # the same writer as `agentpost demo`'s security stage: per-agent tables, suite hash, attribution
     assert list(summary["per_agent_cwe"]) == ["mixed"] and summary["producer"]["args"]["suite_hash"]
     attribution = json.loads((out / "attribution.json").read_text())
-    assert attribution["producer"]["name"] == "agentpost security attribute"
+    assert attribution["producer"]["name"] == "agentpost.security.attribution.attribute"
     res = cli("security", "metrics", str(out / "grades.jsonl"))
     assert res.returncode == 0, res.stderr
     assert res.stdout.startswith("mixed: n=1 aborted=0 FuncPass=1 ")

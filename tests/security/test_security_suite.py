@@ -36,7 +36,7 @@ def test_security_check_passes_for_every_bundled_task(runner):
     elapsed = time.monotonic() - t0
     assert res.exit_code == 0, res.output
     doc = json.loads(res.output)
-    assert doc["producer"]["name"] == "agentpost security check"
+    assert doc["producer"]["name"] == "agentpost.security.grade.check_suite"
     bad = [r for r in doc["tasks"] if not r["ok"]]
     assert not bad, bad
     assert doc["ok"] is True and doc["problems"] == {}

@@ -112,7 +112,7 @@ def test_cli_metrics_json(tmp_path) -> None:
     assert doc["per_model"]["m"]["EDR"] == 1.0 and doc["per_model"]["m"]["CAR"] == 1.0
     assert doc["macro"]["ESP"] == 1.0 and doc["macro"]["RSR"] == 1.0
     assert doc["counts"]["all"]["replay_missing"] == 1 and doc["counts"]["all"]["EDR_den"] == 1
-    assert doc["producer"]["name"] == "agentpost scvd metrics" and doc["format"]
+    assert doc["producer"]["name"] == "agentpost.verification.metrics.compute" and doc["format"]
     assert set(doc["cis"]["macro"]) >= names and "coverage" in doc
     text = subprocess.run([AGENTPOST, "scvd", "metrics", str(path), "--n-boot", "50"],
                           capture_output=True, text=True, check=True).stdout  # fmt: skip

@@ -25,7 +25,7 @@ def test_bad_input_is_one_line(tmp_path):
     res = invoke("scvd", "collect", tmp_path / "missing.jsonl", "-o", tmp_path / "o")
     assert res.exit_code != 0 and "no such trajectory file" in str(res.exception)
     res = invoke("scvd", "collect", tmp_path / "missing.jsonl", "--handoff", "middle")
-    assert "choose tool_call or step" in str(res.exception)
+    assert "--handoff: CollectOptions.handoff must be one of tool_call, step" in str(res.exception)
     res = invoke("scvd", "ftd", "--teacher", "some-model", "-o", tmp_path / "o")
     assert "a model teacher needs --base-url" in str(res.exception)
     res = invoke("scvd", "ftd", "--task", "nope", "-o", tmp_path / "o")

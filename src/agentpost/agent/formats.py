@@ -34,7 +34,7 @@ import re
 import uuid
 from typing import Any
 
-from agentpost.agent.model import Completion, ToolCallRequest
+from agentpost.agent.llm import Completion, ToolCallRequest
 from agentpost.components import load_named
 from agentpost.trajectory.model import Observation, ToolCall
 

@@ -1,4 +1,4 @@
-"""Accounting of model calls: prices, one record per HTTP attempt, and the thread-safe ledger.
+"""Accounting of model calls: the cost of a call, one record per HTTP attempt, and the ledger.
 
 Split out of ``agent.transport`` (which re-exports these names). A cost is ``None`` whenever it
 is unknown, never 0; a failed attempt without usage costs nothing; a malformed reply that
@@ -13,24 +13,18 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from agentpost.prices import Prices
 from agentpost.trajectory.model import Usage
 
 
-@dataclass(frozen=True)
-class Prices:
-    """USD per million tokens. ``cached_input`` None means cached tokens cost ``input``."""
+def usage_cost(prices: Prices | None, usage: Usage | None) -> float | None:
+    """What one call cost at ``prices`` (``agentpost.prices``: per million tokens), or None.
 
-    input: float
-    output: float
-    cached_input: float | None = None
-
-    def cost(self, usage: Usage) -> float | None:
-        if usage.input_tokens is None or usage.output_tokens is None:
-            return None
-        cached = usage.cached_tokens or 0
-        cached_price = self.input if self.cached_input is None else self.cached_input
-        total = (usage.input_tokens - cached) * self.input + cached * cached_price
-        return (total + usage.output_tokens * self.output) / 1e6
+    A budget must not undercount, so a call whose server reports no cached-token count is
+    priced as all uncached (an upper bound), where the HERO cost metric says "unknown"."""
+    if prices is None or usage is None:
+        return None
+    return prices.cost(usage.input_tokens, usage.cached_tokens or 0, usage.output_tokens)
 
 
 @dataclass

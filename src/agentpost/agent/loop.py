@@ -20,7 +20,7 @@ request (``ModelRequestError``, a wrong key or parameter) propagate, so the runn
 error and writes nothing, and a rerun redoes the rollout. One refusal is the agent's: a 400 saying
 the conversation is past the model's context length ends the rollout as ``context_exceeded``
 (what the agent said and read outgrew the model, as SWE-agent's ``exit_context``). Each model call runs under
-``model.call_limits`` (the rollout's deadline and the runner's stop flag), which the transport
+``llm.call_limits`` (the rollout's deadline and the runner's stop flag), which the transport
 honours during the request; ``stop`` is also checked before every call and command. Every command runs in a fresh shell (one
 ``sandbox.exec`` each: no cwd or exports carry over), and ``metadata.shell_state = "fresh"``
 tells replay so. The trajectory holds per-turn usage and
@@ -43,8 +43,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agentpost import __version__
-from agentpost.agent.formats import get_format
-from agentpost.agent.model import (
+from agentpost.agent.formats import FORMATS, get_format
+from agentpost.agent.llm import (
     CallLimits,
     Completion,
     Interrupted,
@@ -52,6 +52,7 @@ from agentpost.agent.model import (
     ModelRequestError,
     call_limits,
 )
+from agentpost.config_checks import at_least, check, positive
 from agentpost.errors import AgentpostError, BudgetExceeded, InfraError
 from agentpost.sandbox import snapshot_store
 from agentpost.sandbox.base import Sandbox
@@ -88,21 +89,24 @@ class LoopConfig:
 
     def __post_init__(self) -> None:
         """Reject a config that could only fail every turn (e.g. ``mode="txt"``), naming the
-        field; the CLI turns the ``ValueError`` into a one-line input error."""
+        field (``config_checks``); the CLI turns the ``ValueError`` into a one-line input error."""
+        mode = f"an action format: {', '.join(sorted(FORMATS))} or a package.module:Class path"
         try:
             get_format(self.mode)
-        except ValueError as e:
-            raise ValueError(f"LoopConfig.mode must name an action format: {e}") from None
-        if self.step_limit < 1:
-            raise ValueError(f"LoopConfig.step_limit must be at least 1, got {self.step_limit}")
-        for name in ("cost_limit_usd", "timeout_s", "command_timeout_s"):
-            value = getattr(self, name)
-            if value is not None and not 0 < value < float("inf"):
-                raise ValueError(f"LoopConfig.{name} must be a positive number, got {value!r}")
-        if self.observation_chars < 1:
-            raise ValueError(
-                f"LoopConfig.observation_chars must be at least 1, got {self.observation_chars}"
-            )
+            mode_ok = True
+        except ValueError as e:  # a path that does not load says why
+            mode_ok, why = False, str(e)
+            mode += "" if why.startswith("unknown action format") else f" ({why})"
+        seconds = "a positive number of seconds (or unset)"
+        check(self, {
+            "mode": (mode_ok, mode),
+            "step_limit": (at_least(self.step_limit, 1), "at least 1"),
+            "cost_limit_usd": (self.cost_limit_usd is None or positive(self.cost_limit_usd),
+                               "a positive number of USD (or unset)"),
+            "timeout_s": (self.timeout_s is None or positive(self.timeout_s), seconds),
+            "command_timeout_s": (positive(self.command_timeout_s), "a positive number of seconds"),
+            "observation_chars": (at_least(self.observation_chars, 1), "at least 1"),
+        })  # fmt: skip
 
 
 def _now() -> str:

@@ -45,10 +45,11 @@ from typing import Any
 
 import orjson
 
-from agentpost import __version__
+from agentpost.agent.llm import Interrupted, Model, ModelRequestError, ModelUnavailable
 from agentpost.agent.loop import AgentLoop, LoopConfig
-from agentpost.agent.model import Interrupted, Model, ModelRequestError, ModelUnavailable
 from agentpost.dirlock import DirLock
+from agentpost.documents.formats import fmt, producer
+from agentpost.documents.write import atomic_write
 from agentpost.errors import InputError
 from agentpost.sandbox.base import Backend
 from agentpost.tasks.evaluate import evaluate, prepare, spec_for
@@ -56,7 +57,7 @@ from agentpost.tasks.model import Task
 from agentpost.trajectory.io import append_jsonl, read_regular
 from agentpost.trajectory.model import Outcome, Trajectory
 
-RUN_FORMAT = "agentpost.run/1"
+RUN_FORMAT = fmt("agentpost.run")
 TRAJECTORIES = "trajectories.jsonl"
 SAME_ERROR_LIMIT = 3  # the same error this many times in a row halts the run
 
@@ -298,7 +299,7 @@ def write_summary(
     )
     summary = {
         "format": RUN_FORMAT,
-        "producer": {"name": "agentpost run", "version": __version__, "args": args},
+        "producer": producer(run_groups, **args),
         "trajectories": TRAJECTORIES,
         "this_invocation": {
             "ran": result.ran,
@@ -312,9 +313,7 @@ def write_summary(
         **summarize(rows),
         **extra,
     }
-    tmp = out / "run.json.tmp"
-    tmp.write_bytes(orjson.dumps(summary, option=orjson.OPT_INDENT_2))
-    os.replace(tmp, out / "run.json")
+    atomic_write(out / "run.json", orjson.dumps(summary, option=orjson.OPT_INDENT_2))
     return summary
 
 

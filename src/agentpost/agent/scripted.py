@@ -20,7 +20,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from agentpost.agent.model import Completion, ToolCallRequest
+from agentpost.agent.llm import Completion, ToolCallRequest
 from agentpost.agent.tokenize import count_tokens, render_context, render_message
 from agentpost.trajectory.model import Usage
 

@@ -15,7 +15,7 @@ are off (``max_retries=0``) so every attempt is ours and appears in the ledger; 
 body's usage still counts when it reported one.
 
 Bounded time: each attempt waits at most ``timeout_s`` (the per-request timeout) and never past
-the rollout's deadline (``model.call_limits``, set by the agent loop): past it the call raises
+the rollout's deadline (``llm.call_limits``, set by the agent loop): past it the call raises
 ``DeadlineExceeded``. The HTTP request runs in a daemon thread the caller watches, so a stop
 flag (Ctrl-C, SIGTERM) ends the wait within a tenth of a second (``Interrupted``) and the
 deadline holds even against a server that trickles bytes (httpx's timeouts are per read).
@@ -39,8 +39,8 @@ from typing import Any
 
 import openai
 
-from agentpost.agent.ledger import Attempt, Ledger, Prices  # noqa: F401 - re-exported
-from agentpost.agent.model import (
+from agentpost.agent.ledger import Attempt, Ledger, usage_cost  # noqa: F401 - re-exported
+from agentpost.agent.llm import (
     Completion,
     DeadlineExceeded,
     Interrupted,
@@ -50,7 +50,9 @@ from agentpost.agent.model import (
     call_limits,
 )
 from agentpost.agent.wire import parse_completion
+from agentpost.config_checks import at_least, check, in_unit, non_negative, positive
 from agentpost.errors import BudgetExceeded, InputError
+from agentpost.prices import Prices
 from agentpost.trajectory.model import Usage
 
 
@@ -73,6 +75,26 @@ class TransportConfig:
     max_total_tokens: int | None = None  # budget over input + output tokens
     max_cost_usd: float | None = None
     prices: Prices | None = None
+
+    def __post_init__(self) -> None:
+        """A value no request could honour fails here, naming the field (``config_checks``)."""
+        t, p, m = self.temperature, self.top_p, self.max_tokens
+        check(self, {
+            "model": (isinstance(self.model, str) and bool(self.model), "a model name"),
+            "temperature": (t is None or non_negative(t), "a number >= 0"),
+            "top_p": (p is None or in_unit(p, open_low=True), "in (0, 1]"),
+            "max_tokens": (m is None or at_least(m, 1), "at least 1"),
+            "top_logprobs": (at_least(self.top_logprobs, 0), "at least 0"),
+            "timeout_s": (positive(self.timeout_s), "a positive number of seconds"),
+            "max_retries": (at_least(self.max_retries, 0), "at least 0"),
+            "backoff_s": (non_negative(self.backoff_s), "a number of seconds >= 0"),
+            "backoff_max_s": (non_negative(self.backoff_max_s)
+                              and self.backoff_max_s >= self.backoff_s, ">= backoff_s"),
+            "concurrency": (at_least(self.concurrency, 1), "at least 1"),
+            "max_total_tokens": (self.max_total_tokens is None
+                                 or at_least(self.max_total_tokens, 1), "at least 1"),
+            "max_cost_usd": (self.max_cost_usd is None or positive(self.max_cost_usd), "> 0"),
+        })  # fmt: skip
 
 
 RETRYABLE_STATUS = {408, 409, 429}  # and every 5xx
@@ -261,4 +283,4 @@ class OpenAITransport:
         return comp, None
 
     def _cost(self, usage: Usage | None) -> float | None:
-        return self.config.prices.cost(usage) if self.config.prices and usage else None
+        return usage_cost(self.config.prices, usage)

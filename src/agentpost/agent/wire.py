@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
-from agentpost.agent.model import Completion, MalformedResponse, ToolCallRequest
+from agentpost.agent.llm import Completion, MalformedResponse, ToolCallRequest
 from agentpost.trajectory.model import Logprobs, Usage
 
 

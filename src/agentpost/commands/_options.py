@@ -1,10 +1,12 @@
-"""Option values several commands share: a sandbox backend by name, a task suite by path or name.
+"""Option values several commands share: a sandbox backend by name, a task suite by path or name,
+prices, and config dataclasses whose own checks become one-line input errors.
 
 Layer: edges.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from agentpost.errors import InputError
@@ -30,3 +32,42 @@ def suite_dir(value: str) -> Path:
     if "/" not in value and not path.exists():
         return bundled_suite_path(value)
     raise InputError(value, None, "not a task suite directory")
+
+
+PRICE_FLAGS = {"input": "--price-in", "cached": "--price-cached", "output": "--price-out",
+               "unit": "--price-unit"}  # fmt: skip
+
+
+def price_option(flag: str):
+    """The typer option of one ``--price-*`` flag; every command declares them with this."""
+    import typer
+
+    what = {"--price-in": "uncached input tokens", "--price-out": "output tokens",
+            "--price-cached": "cached input tokens (default 0.1 x --price-in, spec b.10)"}[flag]  # fmt: skip
+    return typer.Option(None, flag, help=f"Price per 1M {what}.")
+
+
+def prices(price_in: float | None, price_cached: float | None, price_out: float | None,
+           unit: str = "USD"):  # fmt: skip
+    """The ``--price-in/--price-cached/--price-out`` flags of every command, as one
+    ``agentpost.prices.Prices`` (per million tokens), or None when none is given."""
+    from agentpost.prices import Prices
+
+    if price_in is None and price_cached is None and price_out is None:
+        return None
+    if price_in is None or price_out is None:
+        raise InputError(None, "--price-in/--price-out", "give both, or neither")
+    return config(Prices, PRICE_FLAGS, input=price_in, cached=price_cached, output=price_out,
+                  unit=unit)  # fmt: skip
+
+
+def config(cls, flags: dict[str, str] | None = None, **kw):
+    """``cls(**kw)`` for a config dataclass that validates itself. Its ``ValueError`` names the
+    field (``Cls.field must be ...``) and becomes a one-line ``InputError`` placed at that
+    field's flag in ``flags`` (or at no flag: the message names the field)."""
+    try:
+        return cls(**kw)
+    except ValueError as e:
+        m = re.match(rf"{cls.__name__}\.(\w+)", str(e))
+        where = (flags or {}).get(m.group(1)) if m else None
+        raise InputError(None, where, str(e)) from None

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import typer
 
+from agentpost.commands._options import config, price_option, prices
 from agentpost.efficiency.config import ABLATIONS
 from agentpost.errors import InputError
 
@@ -62,16 +63,12 @@ def efficiency(
         False, "--entropy-tail", help="Tail-bucket entropy instead of renormalising top-k."
     ),
     entropy_tokens: str = typer.Option("all", "--entropy-tokens", help="all | action_only."),
-    price_in: float = typer.Option(
-        1.0,
-        "--price-in",
-        help="Price per uncached input token (per token; `run --price-in` is USD per 1M tokens).",
+    price_in: float | None = price_option("--price-in"),
+    price_cached: float | None = price_option("--price-cached"),
+    price_out: float | None = price_option("--price-out"),
+    price_unit: str = typer.Option(
+        "relative", "--price-unit", help="Label of the prices (default: relative, 1 and 1)."
     ),
-    price_cached: float | None = typer.Option(
-        None, "--price-cached", help="Price per cached input token (default 0.1 x --price-in)."
-    ),
-    price_out: float = typer.Option(1.0, "--price-out", help="Price per output token (per token)."),
-    price_unit: str = typer.Option("relative", "--price-unit", help="Label of the prices."),
     baseline: str | None = typer.Option(
         None, "--baseline", help="Model whose per-token cost is 1.0."
     ),
@@ -80,7 +77,6 @@ def efficiency(
 ) -> None:
     """Token efficiency, unproductive behaviours and entropy association per trajectory/model."""
     from agentpost.efficiency.analyze import analyze
-    from agentpost.efficiency.cost import Prices
     from agentpost.trajectory.io import read_jsonl
 
     if entropy_tokens not in ("all", "action_only"):
@@ -90,14 +86,7 @@ def efficiency(
     for flag, value in (("--entropy-topk", entropy_topk - 1), ("--bootstrap", bootstrap)):
         if value < 0:
             raise InputError(None, flag, "must be at least " + ("1" if "topk" in flag else "0"))
-    prices = (
-        ("--price-in", price_in),
-        ("--price-cached", price_cached),
-        ("--price-out", price_out),
-    )
-    for flag, value in prices:
-        if value is not None and value < 0:
-            raise InputError(None, flag, f"a price cannot be negative, got {value}")
+    priced = prices(price_in, price_cached, price_out, price_unit)  # None: relative 1 and 1
     trajs = []
     for f in files:
         _check_file(f)
@@ -114,7 +103,7 @@ def efficiency(
         entropy_topk=entropy_topk,
         entropy_renorm=not entropy_tail,
         entropy_tokens=entropy_tokens,
-        prices=Prices(price_in, price_cached, price_out, price_unit),
+        prices=priced,
         baseline=baseline,
         n_boot=bootstrap,
         seed=seed,
@@ -122,14 +111,9 @@ def efficiency(
     )
     text = json.dumps(doc, ensure_ascii=False)
     if out is not None:
-        from agentpost.trajectory.io import check_target
+        from agentpost.documents.write import atomic_write
 
-        check_target(out)  # a FIFO would block, a device would be written to
-        try:
-            out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text(text + "\n")
-        except OSError as e:
-            raise InputError(out, "--out", f"cannot write: {e.strerror}") from None
+        atomic_write(out, text + "\n")  # refuses a FIFO or device
     if as_json:
         typer.echo(text)
     else:
@@ -150,6 +134,7 @@ def _read_trajectories(files: list[Path]) -> list:
 
 def _groups(files: list[Path], pool_agents: bool) -> dict:
     """The HERO groups document of canonical trajectory files (grouped by task)."""
+    from agentpost.documents.formats import producer
     from agentpost.efficiency.analyze import analyze
     from agentpost.efficiency.groups import GroupingError, hero_groups
 
@@ -159,8 +144,8 @@ def _groups(files: list[Path], pool_agents: bool) -> dict:
         doc = hero_groups(trajs, rows, pool_agents=pool_agents)
     except GroupingError as e:
         raise InputError(files[0] if len(files) == 1 else None, None, str(e)) from None
-    doc["producer"] = {"name": "agentpost hero groups", "version": _version(),
-                       "args": {"inputs": [str(f) for f in files], "pool_agents": pool_agents}}  # fmt: skip
+    doc["producer"] = producer(hero_groups, inputs=[str(f) for f in files],
+                               pool_agents=pool_agents)  # fmt: skip
     return doc
 
 
@@ -176,8 +161,9 @@ def groups_cmd(
     """Build the `hero advantages` input from any trajectories: rollouts grouped by task, entropy from logprobs where every turn has them; refuses (saying why) what cannot be grouped."""
     doc = _groups(files, pool_agents)
     if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(doc) + "\n")
+        from agentpost.documents.write import write_json
+
+        write_json(out, doc, indent=None)
     if as_json:
         typer.echo(json.dumps(doc))
     else:
@@ -247,6 +233,8 @@ def advantages(
     """
     import sys
 
+    from agentpost.documents.formats import producer
+    from agentpost.efficiency.advantage import hero_advantages
     from agentpost.efficiency.config import HeroConfig
     from agentpost.efficiency.document import advantages_document
 
@@ -254,6 +242,8 @@ def advantages(
         raise InputError(None, "--export", f"expected trl or verl, got {export!r}")
     if export is not None and out is None:
         raise InputError(None, "--export", "needs -o/--out FILE")
+    given = {k: v for k, v in (("tau", tau), ("lam", lam)) if v is not None}
+    base = config(HeroConfig, {"tau": "--tau", "lam": "--lam"}, seed=seed, **given)
     data, trajs = _load_input(groups_file, pool_agents)
     if export is not None and not trajs:
         raise InputError(groups_file, None, "--export needs canonical trajectories (JSONL) as "
@@ -263,19 +253,10 @@ def advantages(
         print("note: no logprobs in these trajectories: the fine low-entropy turn term is off "
               "(--ablation no-fine)", file=sys.stderr)  # fmt: skip
     name = _ablation(ablation)
-    if tau is not None and not 0.0 <= tau <= 1.0:
-        raise InputError(None, "--tau", f"expected a number in [0, 1], got {tau}")
-    if lam is not None and lam < 0:
-        raise InputError(None, "--lam", f"expected a number >= 0, got {lam}")
-    given = {k: v for k, v in (("tau", tau), ("lam", lam)) if v is not None}
-    cfg = HeroConfig(seed=seed, **given).with_ablation(name)
-    producer = {
-        "name": "agentpost.hero.advantages",
-        "version": _version(),
-        "args": {"input": str(groups_file), "ablation": name, **cfg.kwargs()},
-    }
+    cfg = base.with_ablation(name)
+    made_by = producer(hero_advantages, input=str(groups_file), ablation=name, **cfg.kwargs())
     try:
-        doc = advantages_document(data, cfg, producer=producer, carried=("id", "agent"))
+        doc = advantages_document(data, cfg, producer=made_by, carried=("id", "agent"))
     except ValueError as e:
         raise InputError(groups_file, None, str(e)) from None
     if export is not None:
@@ -285,8 +266,9 @@ def advantages(
         write(out_rows, out, export, trajs)  # type: ignore[arg-type]
         print(f"{len(out_rows)} {export} rows written to {out}", file=sys.stderr)
     elif out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(doc) + "\n")
+        from agentpost.documents.write import write_json
+
+        write_json(out, doc, indent=None)
     if as_json:
         typer.echo(json.dumps(doc))
     elif export is None:
@@ -305,12 +287,6 @@ def _ablation(value: str | None) -> str | None:
             None, "--ablation", f"unknown {value!r}; known: {', '.join(ABLATION_NAMES)}"
         )
     return key
-
-
-def _version() -> str:
-    from agentpost import __version__
-
-    return __version__
 
 
 def register(app: typer.Typer) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 import typer
 
 from agentpost.commands._options import sandbox_backend
+from agentpost.documents.formats import producer
 from agentpost.errors import InputError
 
 
@@ -75,11 +76,8 @@ def replay_command(
     chosen = sandbox_backend(backend)
     result = replay(traj, task, upto=point, backend=chosen, call_timeout_s=call_timeout)
     out = result.to_json()
-    out["producer"] = {
-        "name": "agentpost.verification.replay",
-        "version": _version(),
-        "args": {"trajectory": traj.id, "task": task.id, "upto": upto, "backend": backend},
-    }
+    out["producer"] = producer(replay, trajectory=traj.id, task=task.id, upto=upto,
+                               backend=backend)  # fmt: skip
     if as_json:
         typer.echo(json.dumps(out))
     else:
@@ -121,12 +119,6 @@ def _why(out: dict) -> str:
         f" (step {call.get('step')} call {call.get('call')}, {call.get('kind')})" if call else ""
     )
     return f"  why: {out.get('message') or 'no message'}{where}"
-
-
-def _version() -> str:
-    from agentpost import __version__
-
-    return __version__
 
 
 def register(app: typer.Typer) -> None:

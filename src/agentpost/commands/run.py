@@ -17,9 +17,17 @@ from pathlib import Path
 
 import typer
 
-from agentpost.commands._options import sandbox_backend, suite_dir
+from agentpost.commands._options import config, price_option, prices, sandbox_backend, suite_dir
 from agentpost.commands._signals import interrupted_code, signals_as_interrupt
 from agentpost.errors import InputError
+
+# config field -> the flag that sets it (a config's own error then names both)
+LOOP_FLAGS = {"mode": "--mode", "step_limit": "--step-limit", "timeout_s": "--timeout",
+              "command_timeout_s": "--command-timeout"}  # fmt: skip
+TRANSPORT_FLAGS = {"model": "--model", "timeout_s": "--request-timeout",
+                   "temperature": "--temperature", "max_tokens": "--max-tokens",
+                   "top_logprobs": "--top-logprobs", "concurrency": "--concurrency",
+                   "max_total_tokens": "--token-budget", "max_cost_usd": "--max-cost"}  # fmt: skip
 
 
 def _tasks(tasks_dir: str, only: list[str] | None):
@@ -51,24 +59,20 @@ def _agents(model: str | None, base_url: str | None, policies: list[str] | None,
 
         return policy_agents(policies, kw["mode"]), None
     from agentpost.agent.preflight import api_key_from_env, check_base_url, preflight
-    from agentpost.agent.transport import OpenAITransport, Prices, TransportConfig
+    from agentpost.agent.transport import OpenAITransport, TransportConfig
 
     check_base_url(base_url)
     api_key = api_key_from_env(kw["api_key_env"])
 
-    prices = None  # unknown prices: cost stays null, never 0
-    if kw["price_in"] is not None or kw["price_out"] is not None:
-        if kw["price_in"] is None or kw["price_out"] is None:
-            raise InputError(None, "--price-in/--price-out", "give both, or neither")
-        prices = Prices(kw["price_in"], kw["price_out"], kw["price_cached"])
-    transport = OpenAITransport(
-        TransportConfig(
-            model=model, base_url=base_url, api_key_env=kw["api_key_env"], api_key=api_key,
-            timeout_s=kw["request_timeout"], temperature=kw["temperature"], max_tokens=kw["max_tokens"],
-            top_logprobs=kw["top_logprobs"], concurrency=kw["concurrency"],
-            max_total_tokens=kw["token_budget"], max_cost_usd=kw["max_cost"], prices=prices,
-        )
-    )  # fmt: skip
+    # unknown prices: cost stays null, never 0
+    priced = prices(kw["price_in"], kw["price_cached"], kw["price_out"], "USD")
+    transport = OpenAITransport(config(
+        TransportConfig, TRANSPORT_FLAGS,
+        model=model, base_url=base_url, api_key_env=kw["api_key_env"], api_key=api_key,
+        timeout_s=kw["request_timeout"], temperature=kw["temperature"], max_tokens=kw["max_tokens"],
+        top_logprobs=kw["top_logprobs"], concurrency=kw["concurrency"],
+        max_total_tokens=kw["token_budget"], max_cost_usd=kw["max_cost"], prices=priced,
+    ))  # fmt: skip
     for warning in preflight(base_url, model, api_key):
         print(f"warning: {warning}", file=sys.stderr)
     return [Agent(model, lambda t: transport)], transport
@@ -113,11 +117,9 @@ def run(
     max_cost: float = typer.Option(
         None, "--max-cost", help="USD; stop new calls past it (needs prices)."
     ),
-    price_in: float = typer.Option(None, "--price-in", help="USD per 1M uncached input tokens."),
-    price_cached: float = typer.Option(
-        None, "--price-cached", help="USD per 1M cached input tokens."
-    ),
-    price_out: float = typer.Option(None, "--price-out", help="USD per 1M output tokens."),
+    price_in: float = price_option("--price-in"),
+    price_cached: float = price_option("--price-cached"),
+    price_out: float = price_option("--price-out"),
     snapshots: bool = typer.Option(
         False,
         "--snapshots",
@@ -128,18 +130,16 @@ def run(
 ) -> None:
     """Run G rollouts per task, grade each with the task's evaluator, write trajectories."""
     args = dict(locals())
-    from agentpost.agent.formats import get_format
     from agentpost.agent.loop import LoopConfig
     from agentpost.agent.preflight import check_seconds
     from agentpost.agent.run import RunInterrupted, run_groups, write_summary
 
-    try:  # the one loader's names: tools, text or a module:Class path
-        get_format(mode)
-    except ValueError as e:
-        raise InputError(None, "--mode", str(e)) from None
+    loop = config(LoopConfig, LOOP_FLAGS, mode=mode, step_limit=step_limit, timeout_s=timeout,
+                  command_timeout_s=command_timeout,
+                  snapshot_dir=str(Path(out) / "snapshots") if snapshots else None)  # fmt: skip
     for flag, value in (("--timeout", timeout), ("--request-timeout", request_timeout),
                         ("--command-timeout", command_timeout)):  # fmt: skip
-        check_seconds(value, flag)
+        check_seconds(value, flag)  # the configs take any finite duration; a flag, up to a week
     if Path(out).exists() and not Path(out).is_dir():
         raise InputError(out, "-o", "not a directory")
     task_list = _tasks(tasks, task)
@@ -147,10 +147,6 @@ def run(
     box = sandbox_backend(backend)
     if not box.available():
         raise InputError(None, "--backend", f"sandbox backend {backend!r} is not available here")
-    loop = LoopConfig(
-        mode=mode, step_limit=step_limit, timeout_s=timeout, command_timeout_s=command_timeout,
-        snapshot_dir=str(Path(out) / "snapshots") if snapshots else None,
-    )  # fmt: skip
     run_id = hashlib.sha256(json.dumps(args, sort_keys=True, default=str).encode()).hexdigest()[:12]
     total = len(task_list) * len(agents) * attempts
     from agentpost.dirlock import DirLock

@@ -12,7 +12,8 @@ from typing import Annotated
 
 import typer
 
-from agentpost.commands._options import sandbox_backend, suite_dir
+from agentpost.commands._options import config, sandbox_backend, suite_dir
+from agentpost.documents.formats import producer
 from agentpost.errors import InputError
 
 
@@ -36,7 +37,6 @@ def metrics_cmd(
     seed: Annotated[int, typer.Option()] = 0,
 ) -> None:
     """The seven self-verification metrics (and ICA, final accuracy, W2R, R2W, net gain)."""
-    from agentpost import __version__
     from agentpost.verification import metrics as M
     from agentpost.verification.calibrate_io import read_rows
     from agentpost.verification.records import METRICS_FORMAT
@@ -63,13 +63,13 @@ def metrics_cmd(
     }
     doc = {
         "format": METRICS_FORMAT,
-        "producer": {"name": "agentpost scvd metrics", "version": __version__, "args": args},
+        "producer": producer(M.compute, **args),
         **out,
     }
     if json_out:
         _print_json(doc)
         return
-    from agentpost.verification.report import metrics_text
+    from agentpost.verification.diagnose_out import metrics_text
 
     sys.stdout.write(metrics_text(out))
 
@@ -99,7 +99,7 @@ def calibrate_cmd(
 ) -> None:
     """Judge accuracy against labels: pooled, strict, per field, boundary, z confusion, α, arbiter."""
     from agentpost.verification import calibrate_io
-    from agentpost.verification.report import calibration_text
+    from agentpost.verification.diagnose_out import calibration_text
 
     if str(labels) == "bundled" and not labels.exists():
         labels = calibrate_io.BUNDLED_LABELS
@@ -139,11 +139,13 @@ def diagnose_cmd(
     from agentpost.judges.config import build_panel, load_config
     from agentpost.tasks.loader import load_suite
     from agentpost.trajectory.io import read_jsonl
-    from agentpost.verification.metrics import POPULATIONS
     from agentpost.verification.pipeline import DiagnoseOptions, diagnose
 
-    if ica_population not in POPULATIONS:
-        raise InputError(None, "--ica-population", f"choose from {', '.join(POPULATIONS)}")
+    opts = config(DiagnoseOptions, {"ica_population": "--ica-population", "n_boot": "--n-boot",
+                                    "replay_concurrency": "--replay-concurrency"},
+                  ica_population=ica_population, n_boot=n_boot,
+                  replay_concurrency=replay_concurrency, backend=backend,
+                  progress=progress)  # fmt: skip
     sandbox_backend(backend)
     suite = suite_dir(tasks)
     for f in files:
@@ -160,14 +162,7 @@ def diagnose_cmd(
     panel = build_panel(
         cfg, str(judges or "default judge config"), judges.parent if judges else None
     )
-    opts = DiagnoseOptions(
-        ica_population=ica_population,
-        n_boot=n_boot,
-        replay_concurrency=replay_concurrency,
-        backend=backend,
-        progress=progress,
-        snapshot_roots=roots,
-    )
+    opts.snapshot_roots = roots
     args = {
         "files": [str(f) for f in files],
         "tasks": str(suite),

@@ -13,7 +13,9 @@ from typing import Annotated
 
 import typer
 
-from agentpost.commands._options import sandbox_backend, suite_dir
+from agentpost.commands._options import config, sandbox_backend, suite_dir
+from agentpost.documents.formats import fmt, producer
+from agentpost.documents.write import write_json
 from agentpost.errors import InputError
 
 Teacher = Annotated[
@@ -36,12 +38,9 @@ def _teacher(teacher, plan, base_url, api_key_env, temperature, max_tokens, toke
     return make_teacher(teacher, plan, **kw)
 
 
-def _producer(name: str, args: dict) -> dict:
-    from agentpost import __version__
-
-    return {"name": name, "version": __version__, "args": args}
-
-
+# CollectOptions field -> the flag that sets it (a config error names both)
+FLAGS = {"handoff": "--handoff", "concurrency": "--concurrency", "max_retries": "--retries",
+         "teacher_steps": "--teacher-steps"}  # fmt: skip
 AsJson = Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")]
 
 
@@ -87,8 +86,9 @@ def collect_cmd(
     from agentpost.verification.collect_out import summary, write_outputs
     from agentpost.verification.snapshots import snapshot_or_replay_state
 
-    if handoff not in ("tool_call", "step"):
-        raise InputError(None, "--handoff", "choose tool_call or step")
+    opts = config(CollectOptions, FLAGS, handoff=handoff, concurrency=concurrency,
+                  max_retries=retries, backend=backend, teacher_steps=teacher_steps,
+                  progress=progress)  # fmt: skip
     sandbox_backend(backend)
     suite = load_suite(suite_dir(tasks))
     for f in files:
@@ -105,15 +105,13 @@ def collect_cmd(
                         judges.parent if judges else None)  # fmt: skip
     t = _teacher(teacher, "verify-repair", base_url, api_key_env, temperature, max_tokens,
                  token_budget)  # fmt: skip
-    opts = CollectOptions(handoff=handoff, concurrency=concurrency, max_retries=retries,
-                          backend=backend, teacher_steps=teacher_steps, progress=progress,
-                          snapshot_roots=roots)  # fmt: skip
+    opts.snapshot_roots = roots
     store = Store(out / "store.sqlite")
     try:
         results = collect(trajs, suite, panel, t, store, opts, source=snapshot_or_replay_state)
     finally:
         store.close()
-    doc = summary(results, t, _producer("agentpost scvd collect", args))
+    doc = summary(results, t, producer(collect, **args))
     _report(doc, write_outputs(out, results, doc, "scvd"), as_json)
 
 
@@ -145,6 +143,8 @@ def ftd_cmd(
     from agentpost.verification.collect_out import summary, write_outputs
     from agentpost.verification.ftd import ftd
 
+    opts = config(CollectOptions, FLAGS, concurrency=concurrency, max_retries=retries,
+                  backend=backend, teacher_steps=teacher_steps, progress=progress)  # fmt: skip
     sandbox_backend(backend)
     suite = load_suite(suite_dir(tasks))
     if task:
@@ -153,14 +153,12 @@ def ftd_cmd(
             raise InputError(tasks, "--task", f"no task named {', '.join(missing)}")
         suite = [t for t in suite if t.id in task]
     t = _teacher(teacher, "solve", base_url, api_key_env, temperature, max_tokens, token_budget)
-    opts = CollectOptions(concurrency=concurrency, max_retries=retries, backend=backend,
-                          teacher_steps=teacher_steps, progress=progress)  # fmt: skip
     store = Store(out / "store.sqlite")
     try:
         results = ftd(suite, t, store, opts, attempts)
     finally:
         store.close()
-    doc = summary(results, t, _producer("agentpost scvd ftd", args))
+    doc = summary(results, t, producer(ftd, **args))
     _report(doc, write_outputs(out, results, doc, "ftd"), as_json)
 
 
@@ -193,10 +191,10 @@ def match_cmd(
     if verl:
         for n, rows in zip(names, matched, strict=True):
             paths.append(write_verl(rows, out / f"{n}.matched.verl.parquet"))
-    doc = {"format": "agentpost.scvd.match/1",
-           "producer": _producer("agentpost scvd match", {"data": [str(p) for p in data], "seed": seed}),
+    doc = {"format": fmt("agentpost.scvd.match"),
+           "producer": producer(match, data=[str(p) for p in data], seed=seed),
            "outputs": [str(p) for p in paths], **report}  # fmt: skip
-    (out / "match.json").write_text(json.dumps(doc, indent=2))
+    write_json(out / "match.json", doc)
     if as_json:
         sys.stdout.write(json.dumps(doc) + "\n")
         return

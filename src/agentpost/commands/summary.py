@@ -10,6 +10,11 @@ from pathlib import Path
 
 import typer
 
+from agentpost.documents.formats import fmt, producer
+from agentpost.documents.write import atomic_write, write_json
+
+COMPARE = fmt("agentpost.compare")
+
 
 def register(app: typer.Typer) -> None:
     app.command("summary", no_args_is_help=True)(summary)
@@ -34,12 +39,6 @@ def _mark_unavailable(doc: dict) -> None:
                 sig["command"] += "  (not in this build of agentpost yet)"
 
 
-def _producer(name: str, **args) -> dict:
-    from agentpost import __version__
-
-    return {"name": name, "version": __version__, "args": args}
-
-
 def summary(
     run_dir: Path = typer.Argument(..., help="A run directory (run, import, demo or diagnose)."),
     as_json: bool = typer.Option(False, "--json", help="Print the verdict as JSON."),
@@ -57,11 +56,9 @@ def summary(
     doc = verdict(list(data.rows.values()), data.records, data.grades, n_boot=bootstrap,
                   seed=seed, trajectories=first, suite=data.suite)  # fmt: skip
     _mark_unavailable(doc)
-    doc["producer"] = _producer("agentpost summary", run_dir=str(run_dir), bootstrap=bootstrap,
-                                seed=seed)  # fmt: skip
+    doc["producer"] = producer(verdict, run_dir=str(run_dir), bootstrap=bootstrap, seed=seed)
     if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(doc) + "\n")
+        write_json(out, doc, indent=None)
     if as_json:
         typer.echo(json.dumps(doc))
     elif not doc["agents"]:
@@ -90,9 +87,9 @@ def compare(
     a, b = load(run_a), load(run_b)
     docs = [compare_sides(x, y, n_boot=bootstrap, seed=seed)
             for x, y in pairs(a, b, agent_a, agent_b)]  # fmt: skip
-    producer = _producer("agentpost compare", run_a=str(run_a), run_b=str(run_b),
-                         agent_a=agent_a, agent_b=agent_b, bootstrap=bootstrap, seed=seed)  # fmt: skip
-    doc = {"format": "agentpost.compare/1", "producer": producer, "comparisons": docs}
+    made_by = producer(compare_sides, run_a=str(run_a), run_b=str(run_b), agent_a=agent_a,
+                       agent_b=agent_b, bootstrap=bootstrap, seed=seed)  # fmt: skip
+    doc = {"format": COMPARE, "producer": made_by, "comparisons": docs}
     if out is not None:
         _write_compare(out, doc)
     if as_json:
@@ -105,10 +102,8 @@ def _write_compare(out: Path, doc: dict) -> None:
     from agentpost.report.compare_view import section
     from agentpost.report.html import page
 
-    out.parent.mkdir(parents=True, exist_ok=True)
     if out.suffix == ".html":
         sec = section(doc["comparisons"])
-        html = page("agentpost compare", "B − A", [sec] if sec else [], doc["producer"])
-        out.write_text(html, encoding="utf-8")
+        atomic_write(out, page("agentpost compare", "B − A", [sec] if sec else [], doc["producer"]))
     else:
-        out.write_text(json.dumps(doc) + "\n")
+        write_json(out, doc, indent=None)

@@ -13,7 +13,14 @@ from typing import Annotated
 
 import typer
 
+from agentpost.commands._options import config
+from agentpost.documents.formats import fmt, producer
+from agentpost.documents.write import write_json
 from agentpost.errors import InputError
+
+# SFTDefaults field -> its flag (a config error names both)
+FLAGS = {"num_train_epochs": "--epochs", "learning_rate": "--lr", "max_length": "--max-length",
+         "gradient_accumulation_steps": "--grad-accum", "truncation": "--truncation"}  # fmt: skip
 
 
 def sft_cmd(
@@ -44,12 +51,14 @@ def sft_cmd(
     """Supervised fine-tuning on the rows' trained messages only (loss mask from the flags)."""
     from dataclasses import asdict
 
-    from agentpost import __version__
     from agentpost.train.sft_io import read_rows
     from agentpost.train.trl_sft import SFTDefaults, train_sft
 
-    if truncation not in ("drop", "left"):
-        raise InputError(None, "--truncation", "choose drop or left")
+    given = {"num_train_epochs": epochs, "learning_rate": learning_rate,
+             "max_length": max_length, "gradient_accumulation_steps": grad_accum}  # fmt: skip
+    d = config(SFTDefaults, FLAGS, supervise_reasoning=supervise_reasoning,
+               truncation=truncation, gradient_checkpointing=checkpointing,
+               **{k: v for k, v in given.items() if v is not None})  # fmt: skip
     rows = []
     for f in data:
         if not f.is_file():
@@ -57,16 +66,6 @@ def sft_cmd(
         rows += read_rows(f)
     if not rows:
         raise InputError(data[0], None, "no rows to train on")
-    d = SFTDefaults(supervise_reasoning=supervise_reasoning, truncation=truncation)
-    for name, value in (
-        ("num_train_epochs", epochs),
-        ("learning_rate", learning_rate),
-        ("max_length", max_length),
-        ("gradient_accumulation_steps", grad_accum),
-    ):
-        if value is not None:
-            setattr(d, name, value)  # fmt: skip
-    d.gradient_checkpointing = checkpointing
     net, tok = _load(model, d.max_length)
     extra = {"max_steps": max_steps, "seed": seed, **({"use_cpu": True} if cpu else {})}
     try:
@@ -74,12 +73,12 @@ def sft_cmd(
     except ValueError as e:
         raise InputError(data[0], None, str(e)) from None
     doc = {
-        "format": "agentpost.train.sft/1",
-        "producer": {"name": "agentpost train sft", "version": __version__,
-                     "args": {"data": [str(f) for f in data], "model": model, **asdict(d), **extra}},
+        "format": fmt("agentpost.train.sft"),
+        "producer": producer(train_sft, data=[str(f) for f in data], model=model, **asdict(d),
+                             **extra),
         **run.to_json(),
     }  # fmt: skip
-    (out / "train.json").write_text(json.dumps(doc, indent=2))
+    write_json(out / "train.json", doc)
     if as_json:
         sys.stdout.write(json.dumps(doc, default=str) + "\n")
         return

@@ -1,5 +1,5 @@
-"""The demo's file helpers: indented JSON written whole or not at all, and the content hash a
-cheap stage is recomputed by.
+"""The demo's file helpers: indented JSON written through the one ``documents.write.atomic_write``
+(whole or not at all), and the content hash a cheap stage is recomputed by.
 
 Layer: io.
 """
@@ -12,14 +12,15 @@ from typing import Any
 
 import orjson
 
+from agentpost.documents.write import atomic_write
+
 
 def write_json(path: Path, data: Any) -> None:
-    """``data`` as indented JSON, written to a temporary name and renamed (never half a file)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
+    """``data`` as indented JSON ending in a newline, atomically (``atomic_write``). orjson
+    rather than ``documents.write.write_json``: stage results may hold numpy values and
+    non-string keys."""
     opt = orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
-    tmp.write_bytes(orjson.dumps(data, default=str, option=opt))
-    tmp.replace(path)
+    atomic_write(path, orjson.dumps(data, default=str, option=opt) + b"\n")
 
 
 def digest(*paths: Path) -> str:

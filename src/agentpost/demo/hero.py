@@ -18,9 +18,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agentpost import __version__
 from agentpost.demo.files import write_json
 from agentpost.demo.pipeline import Demo
+from agentpost.documents.formats import fmt, producer
 from agentpost.efficiency.config import HeroConfig
 from agentpost.efficiency.document import advantages_document
 from agentpost.trajectory.model import Trajectory
@@ -74,12 +74,10 @@ def preview(groups: dict[str, Any], has_entropy: bool, cfg: HeroConfig | None = 
             "hold the resolution and outcome-calibrated efficiency terms only"
         )
     )
-    producer = {
-        "name": "agentpost.hero.advantages",
-        "version": __version__,
-        "args": {"ablation": ablation, **cfg.kwargs(), "groups": "one per task"},
-    }
-    return advantages_document(groups, cfg, producer=producer, note=note, carried=("id", "agent"))
+    from agentpost.efficiency.advantage import hero_advantages
+
+    made_by = producer(hero_advantages, ablation=ablation, **cfg.kwargs(), groups="one per task")
+    return advantages_document(groups, cfg, producer=made_by, note=note, carried=("id", "agent"))
 
 
 def stage_hero(d: Demo, trajs_path: Path, eff: dict) -> None:
@@ -87,14 +85,12 @@ def stage_hero(d: Demo, trajs_path: Path, eff: dict) -> None:
     from agentpost.trajectory.io import read_jsonl
 
     groups, has_entropy = groups_from(read_jsonl(trajs_path), eff["trajectories"])
-    producer = {
-        "name": "agentpost.demo.hero.groups_from",
-        "version": __version__,
-        "args": {"trajectories": str(trajs_path.relative_to(d.out)), "groups": "one per task"},
-    }
+    made_by = producer(
+        groups_from, trajectories=str(trajs_path.relative_to(d.out)), groups="one per task"
+    )
     write_json(
         d.out / "hero_groups.json",
-        {"format": "agentpost.hero-groups/1", "producer": producer, **groups},
+        {"format": fmt("agentpost.hero-groups"), "producer": made_by, **groups},
     )
     doc = preview(groups, has_entropy)
     write_json(d.out / "hero_advantages.json", doc)

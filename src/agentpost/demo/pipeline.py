@@ -38,8 +38,8 @@ from typing import Any
 
 import orjson
 
-from agentpost import __version__
 from agentpost.demo.files import write_json
+from agentpost.documents.formats import fmt, producer
 from agentpost.errors import InputError
 
 Progress = Callable[[str], None]
@@ -145,12 +145,10 @@ def run_demo(
     t0 = time.monotonic()
     _stages(d, log)
     meta = {
-        "format": "agentpost.demo/1",
-        "producer": {
-            "name": "agentpost demo",
-            "version": __version__,
-            "args": {"out": str(out), "attempts": attempts, "limit": limit, "backend": backend},
-        },
+        "format": fmt("agentpost.demo"),
+        "producer": producer(
+            run_demo, out=str(out), attempts=attempts, limit=limit, backend=backend
+        ),  # fmt: skip
         "stages": log,
         "state": d.state,
         "seconds": round(time.monotonic() - t0, 2),

@@ -15,9 +15,10 @@ Format ``agentpost.efficiency/1`` (keys are stable; a report renderer may rely o
   (fraction 0..1), ``mean_tokens_m``, ``trs`` (R in percent / sqrt(1 + C in M)),
   ``cache_hit_rate``, ``turns``, ``mean_turns``, ``read_only_share``, ``unproductive_turn_rate``,
   ``behaviour_counts`` {read_only, repeated_call, over_exploration, tool_error, unproductive}
-  (turn counts), ``effective_token_price``, ``relative_inference_cost`` (vs ``baseline``),
-  ``cost_per_task``, ``variation_histogram`` {edges, counts} of C_max/C_min across tasks,
-  ``association`` (see ``association.association``; null without entropies).
+  (turn counts), ``effective_token_price`` (per million tokens),
+  ``relative_inference_cost`` (vs ``baseline``), ``cost_per_task``, ``variation_histogram``
+  {edges, counts} of C_max/C_min across tasks, ``association`` (see
+  ``association.association``; null without entropies).
 - ``runs[]``: one row per (model, run_id): ``model, run_id, trajectories, resolution_rate,
   mean_tokens_m, trs`` and the b.9.4 tool-use mix ``turns, read_only_share`` (a run = a
   training stage or checkpoint; the rest of the turns change state: edits, tests, builds).
@@ -37,15 +38,16 @@ from typing import Any
 
 import numpy as np
 
-from agentpost import __version__
+from agentpost.documents.formats import fmt, producer
 from agentpost.efficiency import cost as C
 from agentpost.efficiency.association import association
 from agentpost.efficiency.behaviours import CLASSIFIERS, TurnFlags, detect
 from agentpost.efficiency.entropy import turn_entropy
 from agentpost.efficiency.variation import histogram, task_variation
+from agentpost.prices import Prices
 from agentpost.trajectory.model import Trajectory
 
-FORMAT = "agentpost.efficiency/1"
+FORMAT = fmt("agentpost.efficiency")
 
 
 def _flag_letters(f: TurnFlags) -> str:
@@ -62,7 +64,7 @@ def _flag_letters(f: TurnFlags) -> str:
 
 
 def trajectory_row(
-    t: Trajectory, flags: list[TurnFlags], ent: list[float | None], prices: C.Prices
+    t: Trajectory, flags: list[TurnFlags], ent: list[float | None], prices: Prices
 ) -> dict[str, Any]:
     prompt, cached, completion = C.usage_sums(t)
     tokens = C.trajectory_tokens(t)
@@ -121,7 +123,7 @@ def model_row(
     model: str | None,
     trajs: list[Trajectory],
     rows: list[dict],
-    prices: C.Prices,
+    prices: Prices,
     assoc: dict | None,
     var_hist: dict,
 ) -> dict[str, Any]:
@@ -185,14 +187,14 @@ def analyze(
     entropy_renorm: bool = True,
     entropy_tokens: str = "all",
     percentile: float = 20.0,
-    prices: C.Prices | None = None,
+    prices: Prices | None = None,
     baseline: str | None = None,
     n_boot: int = 1000,
     seed: int = 0,
     inputs: list[str] | None = None,
 ) -> dict[str, Any]:
     """The full document described in the module docstring."""
-    prices = prices or C.Prices()
+    prices = prices or Prices()
     rows = []
     for t in trajs:
         flags = detect(t, repeat_window=repeat_window)
@@ -256,7 +258,7 @@ def analyze(
     }
     return {
         "format": FORMAT,
-        "producer": {"name": "agentpost.efficiency", "version": __version__, "args": args},
+        "producer": producer(analyze, **args),
         "classifiers": CLASSIFIERS,
         "trajectories": rows,
         "models": models,

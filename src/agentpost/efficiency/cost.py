@@ -3,11 +3,13 @@
     C_i  = Σ_calls (prompt_tokens + completion_tokens)     (cached prompt tokens included)
     TRS  = R / sqrt(1 + C)        R in percent, C = mean C_i in millions
     cache_hit = Σ cached / Σ prompt   over calls reporting both (None when none does: never 0)
-    cost(τ) = (prompt − cached)·c_in + cached·c_cache + completion·c_out
+    cost(τ) = ((prompt − cached)·c_in + cached·c_cache + completion·c_out) / 1e6
+    effective price = Σ cost / Σ C · 1e6      (per million tokens, the unit of the prices)
 
 Every function returns ``None`` when the numbers it needs are unknown, never 0. A trajectory's
 cost needs its cached-token count: without it the effective price is unknown (toolkit choice;
-guessing a 0% hit rate would overstate the cost of scaffolds whose logs omit it).
+guessing a 0% hit rate would overstate the cost of scaffolds whose logs omit it). Prices are
+``agentpost.prices.Prices``: per million tokens, c_cache = 0.1·c_in unless given.
 
 Layer: pure.
 """
@@ -15,27 +17,9 @@ Layer: pure.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
 
+from agentpost.prices import PER, Prices
 from agentpost.trajectory.model import Trajectory
-
-
-@dataclass(frozen=True)
-class Prices:
-    """Per-token prices; ``cached=None`` means 0.1 × ``input`` (spec b.10). The default unit is
-    relative (input token = 1), enough for relative cost; pass real prices for absolute cost."""
-
-    input: float = 1.0
-    cached: float | None = None
-    output: float = 1.0
-    unit: str = "relative"
-
-    @property
-    def cached_price(self) -> float:
-        return 0.1 * self.input if self.cached is None else self.cached
-
-    def to_json(self) -> dict:
-        return {**asdict(self), "cached": self.cached_price}
 
 
 def usage_sums(traj: Trajectory) -> tuple[int | None, int | None, int | None]:
@@ -92,23 +76,20 @@ def cache_hit_rate(trajs: list[Trajectory]) -> float | None:
 
 
 def trajectory_cost(traj: Trajectory, prices: Prices) -> float | None:
-    """Inference cost of one trajectory at ``prices``; None if any count is unknown."""
-    prompt, cached, completion = usage_sums(traj)
-    if prompt is None or cached is None or completion is None:
-        return None
-    return (
-        (prompt - cached) * prices.input + cached * prices.cached_price + completion * prices.output
-    )
+    """Inference cost of one trajectory at ``prices`` (in ``prices.unit``); None if any count
+    is unknown."""
+    return prices.cost(*usage_sums(traj))
 
 
 def effective_token_price(trajs: list[Trajectory], prices: Prices) -> float | None:
-    """Σ cost / Σ tokens over trajectories with a known cost; None if there are none."""
+    """Σ cost / Σ tokens over trajectories with a known cost, per million tokens (the unit of
+    ``prices``); None if there are none."""
     cost = tokens = 0.0
     for t in trajs:
         c, n = trajectory_cost(t, prices), trajectory_tokens(t)
         if c is not None and n:
             cost, tokens = cost + c, tokens + n
-    return cost / tokens if tokens else None
+    return cost / tokens * PER if tokens else None
 
 
 def relative_cost(method: float | None, baseline: float | None) -> float | None:

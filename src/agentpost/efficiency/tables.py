@@ -44,7 +44,7 @@ def print_efficiency(doc: dict) -> None:
     console.print(
         _table(
             "Efficiency per model (n runs, R resolved %, C mean tokens per run in millions, "
-            "TRS = R / sqrt(1 + C); cost/task in price units, see --price-*; price/tok vs base "
+            "TRS = R / sqrt(1 + C); cost/task in the prices' unit, see --price-* (per 1M tokens); price/tok vs base "
             "= price of one token relative to --baseline, lower with more cache hits, not the "
             "cost of a task)",
             ["model", "n", "R%", "C (M)", "TRS", "cache%", "cost/task", "price/tok vs base"],
@@ -56,7 +56,7 @@ def print_efficiency(doc: dict) -> None:
                     _fmt(m["mean_tokens_m"]),
                     _fmt(m["trs"], ".1f"),
                     _pct(m["cache_hit_rate"]),
-                    _fmt(m["cost_per_task"], ".0f"),
+                    _fmt(m["cost_per_task"], ".3g"),
                     _fmt(m["relative_inference_cost"]),
                 ]
                 for m in models

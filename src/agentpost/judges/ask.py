@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from agentpost.agent.model import MalformedResponse, ModelRequestError
+from agentpost.agent.llm import MalformedResponse, ModelRequestError
 from agentpost.errors import BudgetExceeded, InfraError, JudgeError
 from agentpost.judges.base import HeuristicSeat, Judge
 from agentpost.trajectory.model import Trajectory

@@ -10,7 +10,7 @@ A config file (YAML or JSON)::
     arbiter: glm            # the judge strongest on calibration (`agentpost scvd calibrate`)
     concurrency: 4          # judge calls in flight
     budget: {max_total_tokens: 5000000, max_cost_usd: 20.0,
-             prices: {input: 0.5, output: 2.0}}        # USD per million tokens
+             prices: {input: 0.5, output: 2.0}}        # USD per million tokens (cached: 0.1 x input)
 
 A judge's ``kind`` is looked up in ``JUDGE_KINDS`` through the one component loader
 (``agentpost.components``); any other kind is a ``package.module:factory`` path, called as
@@ -37,11 +37,13 @@ from typing import Any
 import orjson
 import yaml
 
-from agentpost.agent.transport import Ledger, Prices
+from agentpost.agent.transport import Ledger
 from agentpost.components import resolve
+from agentpost.config_checks import at_least, check
 from agentpost.errors import InputError
 from agentpost.judges.base import HeuristicSeat, Judge
 from agentpost.judges.remote import OpenAIJudge, RecordedJudge
+from agentpost.prices import Prices
 
 DEFAULT_CONFIG: dict[str, Any] = {
     "judges": [
@@ -70,6 +72,14 @@ class Panel:
     concurrency: int = 4
     config: dict[str, Any] = field(default_factory=dict)
     ledger: Ledger = field(default_factory=Ledger)
+
+    def __post_init__(self) -> None:
+        check(self, {
+            "judges": (len(self.judges) == 3, "exactly three judges"),
+            "arbiter": (at_least(self.arbiter, 0) and self.arbiter < len(self.judges),
+                        "the index of one of the judges"),
+            "concurrency": (at_least(self.concurrency, 1), "at least 1"),
+        })  # fmt: skip
 
     @property
     def ids(self) -> list[str]:
@@ -101,8 +111,10 @@ def build_panel(
     """Judges from a config dict (see the module docstring)."""
     ledger = Ledger()
     budget = dict(config.get("budget") or {})
-    prices = Prices(**budget.pop("prices")) if budget.get("prices") else None
-    conc = int(config.get("concurrency", 4))
+    prices = _prices(budget.pop("prices", None), where)
+    conc = config.get("concurrency", 4)
+    if not at_least(conc, 1):  # before any judge is built with it
+        raise InputError(where, "$.concurrency", f"must be an integer >= 1, got {conc!r}")
     judges: list[Judge] = []
     for i, spec in enumerate(config["judges"]):
         judges.append(_judge(spec, f"$.judges[{i}]", where, base, ledger, budget, prices, conc))
@@ -115,6 +127,20 @@ def build_panel(
     if arbiter not in ids:
         raise InputError(where, "$.arbiter", f"{arbiter!r} is not one of {ids}")
     return Panel(judges, ids.index(arbiter), conc, config, ledger)
+
+
+def _prices(given: Any, where: str) -> Prices | None:
+    """``budget.prices`` as ``agentpost.prices.Prices`` in USD (``cached_input``, the key before
+    one ``Prices``, still reads as ``cached``)."""
+    if not given:
+        return None
+    if not isinstance(given, dict):
+        raise InputError(where, "$.budget.prices", "expected {input, output, cached}")
+    kw = {("cached" if k == "cached_input" else k): v for k, v in given.items()}
+    try:
+        return Prices(**{"unit": "USD", **kw})
+    except (TypeError, ValueError) as e:
+        raise InputError(where, "$.budget.prices", str(e)) from None
 
 
 @dataclass

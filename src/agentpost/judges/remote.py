@@ -18,10 +18,11 @@ from typing import Any
 
 import orjson
 
-from agentpost.agent.transport import Ledger, OpenAITransport, Prices, TransportConfig
+from agentpost.agent.transport import Ledger, OpenAITransport, TransportConfig
 from agentpost.errors import InputError, JudgeError
 from agentpost.judges.ask import messages_key
 from agentpost.judges.base import JudgeReply
+from agentpost.prices import Prices
 from agentpost.trajectory.model import Trajectory
 
 

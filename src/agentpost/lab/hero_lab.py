@@ -26,14 +26,16 @@ from typing import Any
 
 import numpy as np
 
-from agentpost import __version__
+from agentpost.config_checks import at_least, check, one_of, positive
+from agentpost.documents.formats import fmt, producer
+from agentpost.documents.write import write_json
 from agentpost.efficiency.behaviours import detect
-from agentpost.efficiency.config import HeroConfig
+from agentpost.efficiency.config import ABLATIONS, HeroConfig
 from agentpost.lab.episodes import Episode, to_trajectory
 from agentpost.lab.stages import PolicyConfig, corpus, evaluate_policy, family, sft_policy
 from agentpost.sandbox.base import Backend
 
-FORMAT = "agentpost.lab-hero/1"
+FORMAT = fmt("agentpost.lab-hero")
 CAVEAT = ("Micro scale: a ~1M-parameter policy trained from scratch on procedural tasks, a few "
           "dozen RL steps. Directions only; not the paper's numbers.")  # fmt: skip
 
@@ -49,6 +51,20 @@ class HeroLabConfig:
     rl_lr: float = 2e-4
     eval_every: int = 3
     n_boot: int = 1000
+
+    def __post_init__(self) -> None:
+        check(self, {
+            "variants": (bool(self.variants) and set(self.variants) <= set(ABLATIONS),
+                         "a non-empty tuple of " + one_of(ABLATIONS)),
+            "seeds": (bool(self.seeds) and all(at_least(s, 0) for s in self.seeds),
+                      "a non-empty tuple of seeds >= 0"),
+            "steps": (at_least(self.steps, 1), "at least 1"),
+            "prompts_per_step": (at_least(self.prompts_per_step, 1), "at least 1"),
+            "group": (at_least(self.group, 2), "at least 2 (an advantage needs a group)"),
+            "rl_lr": (positive(self.rl_lr), "> 0"),
+            "eval_every": (at_least(self.eval_every, 1), "at least 1"),
+            "n_boot": (at_least(self.n_boot, 0), "at least 0"),
+        })  # fmt: skip
 
     @classmethod
     def smoke(cls) -> HeroLabConfig:
@@ -140,8 +156,7 @@ def train_variant(
     m = last
     result = {"variant": variant, "seed": seed, "curve": curve, "final": m,
               "train_s": round(time.monotonic() - t0, 1)}  # fmt: skip
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(result))
+    write_json(path, result, indent=None)
     return result
 
 
@@ -190,15 +205,10 @@ def run_hero_lab(out: str | Path, cfg: HeroLabConfig, backend: Backend, progress
             results.append(train_variant(out, cfg, variant, seed, train, held, backend))
     doc = {
         "format": FORMAT,
-        "producer": {
-            "name": "agentpost.lab.hero_lab",
-            "version": __version__,
-            "args": asdict(cfg),
-            "caveat": CAVEAT,
-        },  # fmt: skip
+        "producer": {**producer(run_hero_lab, **asdict(cfg)), "caveat": CAVEAT},
         "sft": sft_info,
         "table": table(results, cfg.n_boot),
         "runs": [{k: r[k] for k in ("variant", "seed", "curve", "train_s")} for r in results],
     }
-    (out / "hero_lab.json").write_text(json.dumps(doc, indent=2, default=str))
+    write_json(out / "hero_lab.json", doc, default=str)
     return doc

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from agentpost.config_checks import at_least, check
 from agentpost.lab.transcript import END, SPECIAL, TEMPLATE
 
 
@@ -26,6 +27,13 @@ class PolicySize:
     heads: int = 4
     intermediate: int = 384
     max_positions: int = 2048
+
+    def __post_init__(self) -> None:
+        rules = {k: (at_least(getattr(self, k), 1), "at least 1")
+                 for k in ("hidden", "layers", "heads", "intermediate", "max_positions")}  # fmt: skip
+        rules["hidden"] = (at_least(self.hidden, 1) and at_least(self.heads, 1)
+                           and self.hidden % self.heads == 0, "a positive multiple of heads")  # fmt: skip
+        check(self, rules)
 
 
 def train_tokenizer(texts: Iterable[str], vocab_size: int = 1024) -> Any:

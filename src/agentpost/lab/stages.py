@@ -23,11 +23,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentpost.config_checks import at_least, check, positive
+from agentpost.documents.write import write_json
 from agentpost.lab.curriculum import copy_rows
 from agentpost.lab.episodes import Episode, scripted_episode, to_row, to_trajectory
 from agentpost.lab.policy import PolicySize, lab_llama, n_params, train_tokenizer
 from agentpost.lab.tasks import write_family
-from agentpost.lab.transcript import TEMPLATE
+from agentpost.lab.transcript import SPECIAL, TEMPLATE
 from agentpost.sandbox.base import Backend
 from agentpost.tasks.loader import load_suite
 from agentpost.tasks.model import Task
@@ -54,6 +56,21 @@ class PolicyConfig:
     one_slot: bool = True  # lab.taskgen: one parameter per instance read from the instruction
     max_turns: int = 8
     max_new_tokens: int = 80
+
+    def __post_init__(self) -> None:
+        check(self, {
+            "n_train": (at_least(self.n_train, 1), "at least 1"),
+            "n_heldout": (at_least(self.n_heldout, 1), "at least 1"),
+            "vocab_size": (at_least(self.vocab_size, len(SPECIAL) + 1),
+                           f"at least {len(SPECIAL) + 1} (the special tokens and one more)"),
+            "sft_epochs": (positive(self.sft_epochs), "> 0"),
+            "sft_lr": (positive(self.sft_lr), "> 0"),
+            "sft_batch": (at_least(self.sft_batch, 1), "at least 1"),
+            "copy_rows": (at_least(self.copy_rows, 0), "at least 0"),
+            "copy_epochs": (positive(self.copy_epochs), "> 0"),
+            "max_turns": (at_least(self.max_turns, 1), "at least 1"),
+            "max_new_tokens": (at_least(self.max_new_tokens, 1), "at least 1"),
+        })  # fmt: skip
 
 
 def family(out: Path, cfg: PolicyConfig) -> tuple[list[Task], list[Task]]:
@@ -116,7 +133,7 @@ def sft_policy(out: Path, eps: list[Episode], cfg: PolicyConfig) -> tuple[Any, A
             "loss_first": stages["stage1"]["loss_first"],
             "loss_last": stages["stage1"]["loss_last"], "stages": stages,
             "config": asdict(cfg)}  # fmt: skip
-    (d / "sft.json").write_text(json.dumps(info, indent=2))
+    write_json(d / "sft.json", info)
     return model, tok, info
 
 

@@ -15,10 +15,11 @@ from pathlib import Path
 
 import orjson
 
-from agentpost import __version__
+from agentpost.documents.formats import fmt, producer
+from agentpost.documents.write import atomic_write
 from agentpost.lab.taskgen import FAMILIES, TaskFiles, family_split
 
-FORMAT = "agentpost.lab-family/1"
+FORMAT = fmt("agentpost.lab-family")
 
 
 def write_task(root: Path, task: TaskFiles) -> Path:
@@ -48,21 +49,14 @@ def write_family(
         )
     doc = {
         "format": FORMAT,
-        "producer": {
-            "name": "agentpost.lab.tasks",
-            "version": __version__,
-            "args": {
-                "seed": seed,
-                "n_train": n_train,
-                "n_heldout": n_heldout,
-                "families": list(families),
-                "one_slot": one_slot,
-            },
-        },  # fmt: skip
+        "producer": producer(
+            write_family, seed=seed, n_train=n_train, n_heldout=n_heldout,
+            families=list(families), one_slot=one_slot,
+        ),  # fmt: skip
         "splits": {
             name: [{"id": t.id, "family": t.family, "params": t.params} for t in tasks]
             for name, tasks in split.items()
         },
     }
-    (root / "family.json").write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n")
+    atomic_write(root / "family.json", orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n")
     return doc

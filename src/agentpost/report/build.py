@@ -1,6 +1,7 @@
 """Build the report for any run directory: find the JSON each stage wrote, render what applies.
 
-Files are recognised by their ``format`` field first and by their shape second, never by name,
+Files are recognised by their ``format`` field first (the table in ``documents.formats``: each
+row names the report kind it feeds) and by their shape second, never by name,
 so ``agentpost report`` works on a ``diagnose`` directory, a ``run`` directory, a saved
 ``efficiency --json`` output or a whole ``demo`` directory alike. Sections whose inputs are
 absent say 'not run' instead of failing; a recognised file whose shape a section cannot read
@@ -21,6 +22,8 @@ from typing import Any
 import orjson
 
 from agentpost import __version__ as VERSION
+from agentpost.documents.formats import kind_of, producer
+from agentpost.documents.write import atomic_write
 from agentpost.errors import InputError
 from agentpost.report import (
     efficiency,
@@ -58,6 +61,9 @@ KINDS: dict[str, tuple[str, bool]] = {
 }
 
 
+JSONL_KINDS = {"trajectories", "scvd_records"}  # one record per line, never a .json document
+
+
 @dataclass
 class Found:
     """What a run directory holds: per kind, ``(relative path, data)`` in path order."""
@@ -71,24 +77,9 @@ def classify_json(d: Any) -> str | None:
     """The kind of a JSON document, from its ``format`` field or, failing that, its keys."""
     if not isinstance(d, dict):
         return None
-    fmt = str(d.get("format", ""))
-    by_format = [
-        ("agentpost.demo/", "demo"),
-        ("agentpost.import/", "import"),
-        ("hero-groups", "hero_groups"),
-        ("scvd.metrics", "scvd_metrics"),
-        ("efficiency", "efficiency"),
-        ("advantage", "advantages"),
-        ("security.check", "security_check"),
-        ("security.demo-summary", "security_summary"),
-        ("security.metrics", "security_summary"),  # `security metrics --json`: agents, per_cwe
-        ("security.grade", "security_grade"),
-        ("security.attribut", "security_attribute"),
-        ("agentpost.run/", "run_summary"),
-    ]
-    for needle, kind in by_format:
-        if needle in fmt:
-            return kind
+    kind = kind_of(d)  # the table of formats; a file without a known format: by its keys
+    if kind is not None:
+        return None if kind in JSONL_KINDS else kind
     if "per_model" in d and "macro" in d:
         return "scvd_metrics"
     rollouts = d.get("rollouts")
@@ -131,13 +122,13 @@ def _load_jsonl(path: Path, rel: str, found: Found) -> None:
     first = _first_line(path)
     if not isinstance(first, dict):
         found.unrecognised.append(rel)
-    elif str(first.get("format", "")).startswith("agentpost.trajectory/"):
+    elif kind_of(first) == "trajectories":
         found.files["trajectories"].append((rel, read_jsonl(path)))
     elif {"judge", "case_id", "raw"} <= set(first):
         found.files["judge_answers"].append((rel, None))
     elif {"planning", "coding", "testing"} <= set(first) or {"func", "sec", "status"} <= set(first):
         found.files["security_lines"].append((rel, None))
-    elif "scvd.record" in str(first.get("format", "")) or "y_c" in first:
+    elif kind_of(first) == "scvd_records" or "y_c" in first:
         recs = [orjson.loads(x) for x in path.read_bytes().splitlines() if x.strip()]
         found.files["scvd_records"].append((rel, recs))
     else:
@@ -310,17 +301,7 @@ def render_run_dir(
             sections.insert(1, joined.compare_section(run_dir, Path(compare_to).resolve(), *agents))
     for p in found.problems if warn else []:
         warn(p)
-    producer = {"name": "agentpost.report", "version": VERSION, "args": {"run_dir": str(run_dir)}}
-    html = page("agentpost report", f"{run_dir.name} · agentpost {VERSION}", sections, producer,
+    made_by = producer(render_run_dir, run_dir=str(run_dir))
+    html = page("agentpost report", f"{run_dir.name} · agentpost {VERSION}", sections, made_by,
                 scripts=_scripts(sections))  # fmt: skip
-    from agentpost.trajectory.io import check_target
-
-    check_target(out)
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise InputError(out, None, f"cannot write: {e.strerror}") from None
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(html, encoding="utf-8")
-    tmp.replace(out)
-    return out
+    return atomic_write(out, html)

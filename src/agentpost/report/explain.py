@@ -49,15 +49,23 @@ def trs_caveat(models: list[dict[str, Any]]) -> str | None:
 
 
 def cost_units(prices: dict[str, Any] | None) -> str:
-    """What the cost column counts, from the analysis' prices."""
+    """What the cost column counts, from the analysis' prices (per million tokens; documents
+    written before ``agentpost.prices`` priced per token and carry no ``per_tokens``)."""
     p = prices or {}
     unit = p.get("unit", "relative")
-    words = "relative units (an uncached input token costs 1)" if unit == "relative" else f"{unit}"
+    per = p.get("per_tokens", 1)
+    scale = (
+        "a million uncached input tokens cost"
+        if per == 1_000_000
+        else "an uncached input token costs"
+    )
+    words = f"relative units ({scale} 1)" if unit == "relative" else f"{unit}"
     return (
         f"Cost per task is Σ (uncached input × {fmt_num(p.get('input', 1.0))} + cached input × "
-        f"{fmt_num(p.get('cached', 0.1))} + output × {fmt_num(p.get('output', 1.0))}) over the "
-        f"run's calls, in {words}; set real prices with `agentpost efficiency --price-in "
-        "--price-cached --price-out --price-unit`."
+        f"{fmt_num(p.get('cached', 0.1))} + output × {fmt_num(p.get('output', 1.0))})"
+        f"{' / 1M' if per == 1_000_000 else ''} over the run's calls, in {words}; set real prices "
+        "(per 1M tokens) with `agentpost efficiency --price-in --price-cached --price-out "
+        "--price-unit`."
     )
 
 

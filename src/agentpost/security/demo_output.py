@@ -13,16 +13,16 @@ Layer: io.
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Any
 
-from agentpost import __version__
+from agentpost.documents.formats import fmt, producer
+from agentpost.documents.write import write_json
 from agentpost.security.metrics import per_cwe
 from agentpost.security.model import SecurityTask
 from agentpost.security.records import write_records
 
-SUMMARY_FORMAT = "agentpost.security.demo-summary/1"
+SUMMARY_FORMAT = fmt("agentpost.security.demo-summary")
 
 
 def suite_hash(tasks: list[SecurityTask]) -> str:
@@ -43,21 +43,15 @@ def summary_doc(result: dict[str, Any], cwes: dict[str, list], digest: str) -> d
         for t, g in zip(result["trajectories"], result["grades"], strict=True)
     ]  # fmt: skip
     agents = sorted({str(s["agent"]) for s in samples})
-    producer = result["producer"]
+    made_by = result["producer"]
     return {
         "format": SUMMARY_FORMAT,
-        "producer": {**producer, "args": {**producer["args"], "suite_hash": digest}},
+        "producer": {**made_by, "args": {**made_by["args"], "suite_hash": digest}},
         "metrics": result["metrics"],
         "per_cwe": result["per_cwe"],
         "per_agent_cwe": {a: per_cwe([s for s in samples if s["agent"] == a]) for a in agents},
         "attribution": result["attribution"],
     }
-
-
-def _write_json(path: Path, doc: dict[str, Any]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(doc, indent=2, default=str))
-    tmp.replace(path)
 
 
 def write_demo(out: Path, result: dict[str, Any], tasks: list[SecurityTask]) -> dict[str, Any]:
@@ -68,13 +62,14 @@ def write_demo(out: Path, result: dict[str, Any], tasks: list[SecurityTask]) -> 
     write_jsonl(out / "trajectories.jsonl", result["trajectories"])
     for name in ("grades", "annotations", "labels"):
         write_records(out / f"{name}.jsonl", result[name])
+    from agentpost.security.attribution import attribute
+
     attribution = result["attribution"]
-    _write_json(out / "attribution.json", {
+    write_json(out / "attribution.json", {
         **attribution,
-        "producer": {"name": "agentpost security attribute", "version": __version__,
-                     "args": {"labels": "labels.jsonl", "agent_a": attribution.get("agent_a"),
-                              "agent_b": attribution.get("agent_b")}},
-    })  # fmt: skip
+        "producer": producer(attribute, labels="labels.jsonl", agent_a=attribution.get("agent_a"),
+                             agent_b=attribution.get("agent_b")),
+    }, default=str)  # fmt: skip
     doc = summary_doc(result, {t.id: list(t.cwes) for t in tasks}, suite_hash(tasks))
-    _write_json(out / "summary.json", doc)
+    write_json(out / "summary.json", doc, default=str)
     return doc

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from agentpost import __version__
+from agentpost.documents.formats import producer
 from agentpost.errors import InputError
 from agentpost.sandbox.base import Backend
 from agentpost.security.annotate import heuristic_annotate, missing_behaviours
@@ -170,11 +170,7 @@ def scripted_demo(
                 "aborted": r[1].aborted, "agent": r[3]["agent"],
                 "sec_inconclusive": r[1].sec_inconclusive} for r in results]  # fmt: skip
     return {
-        "producer": {
-            "name": "agentpost.security.pipeline.scripted_demo",
-            "version": __version__,
-            "args": {"tasks": [t.id for t in tasks], "agents": list(agents)},
-        },  # fmt: skip
+        "producer": producer(scripted_demo, tasks=[t.id for t in tasks], agents=list(agents)),
         "trajectories": [r[0] for r in results],
         "grades": [{"agent": r[3]["agent"], **r[1].to_json()} for r in results],
         "annotations": [r[2] for r in results],

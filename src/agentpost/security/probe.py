@@ -26,8 +26,8 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from agentpost.agent.llm import Model, ModelUnavailable
 from agentpost.agent.loop import AgentLoop, LoopConfig
-from agentpost.agent.model import Model, ModelUnavailable
 from agentpost.errors import AgentpostError, BudgetExceeded, InfraError
 from agentpost.sandbox.base import Backend, SandboxSpec
 from agentpost.security.grade import default_backend, grade_candidate

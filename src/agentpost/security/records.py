@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from agentpost.documents.write import write_lines
 from agentpost.errors import InputError
 from agentpost.security.attribution import is_labelled, validate_record
 
@@ -75,5 +76,5 @@ def read_graded(path: Path) -> list[dict]:
 
 
 def write_records(path: Path, rows: Iterable[Any]) -> None:
-    """One JSON document per line (values JSON cannot hold are written as ``str``)."""
-    path.write_text("".join(json.dumps(r, default=str) + "\n" for r in rows))
+    """One JSON document per line (values JSON cannot hold are written as ``str``), atomically."""
+    write_lines(path, rows, default=str)

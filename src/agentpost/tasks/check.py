@@ -14,12 +14,13 @@ import functools
 from pathlib import Path
 from typing import Any
 
+from agentpost.documents.formats import fmt, producer
 from agentpost.sandbox.base import Backend
 from agentpost.sandbox.executors import JobFailure, LocalExecutor, get_executor
 from agentpost.tasks.evaluate import evaluate, prepare, run_script, spec_for
 from agentpost.tasks.model import Task
 
-FORMAT = "agentpost.tasks-check/1"
+FORMAT = fmt("agentpost.tasks-check")
 CHECK_TIMEOUT_S = 60.0
 
 
@@ -129,22 +130,10 @@ def check_suite(
     ]
     return {
         "format": FORMAT,
-        "producer": {
-            "name": "agentpost.tasks.check",
-            "version": _version(),
-            "args": {
-                "workers": workers,
-                "backend": getattr(backend, "name", None),
-                "executor": executor,
-            },
-        },
+        "producer": producer(
+            check_suite, workers=workers, backend=getattr(backend, "name", None), executor=executor
+        ),
         "tasks": rows,
         "ok": all(r["ok"] for r in rows),
         "check_ok": all(r["check_ok"] is not False for r in rows),
     }
-
-
-def _version() -> str:
-    from agentpost import __version__
-
-    return __version__

@@ -93,11 +93,11 @@ def verl_row(row: dict[str, Any], task_id: str | None) -> dict[str, Any]:
 
 
 def write(out_rows: list[dict[str, Any]], path: Path, fmt: str, trajs: list[Trajectory]) -> None:
-    """Write ``out_rows`` as ``fmt`` to ``path`` (temp file, then rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
+    """Write ``out_rows`` as ``fmt`` to ``path`` (``documents.write.atomic_write``)."""
+    from agentpost.documents.write import atomic_write, write_lines
+
     if fmt == "trl":
-        tmp.write_text("".join(json.dumps(r) + "\n" for r in out_rows), encoding="utf-8")
+        write_lines(path, out_rows)
     else:
         try:
             import pyarrow as pa
@@ -110,5 +110,6 @@ def write(out_rows: list[dict[str, Any]], path: Path, fmt: str, trajs: list[Traj
         task = {t.id: t.task_id for t in trajs}
         # prompt messages differ in keys; verl reads lists of {role, content}
         table = pa.Table.from_pylist([verl_row(r, task.get(r["id"])) for r in out_rows])
-        pq.write_table(table, tmp)
-    tmp.replace(path)
+        sink = pa.BufferOutputStream()
+        pq.write_table(table, sink)
+        atomic_write(path, sink.getvalue().to_pybytes())

@@ -18,17 +18,69 @@ Layer: edges.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
-from agentpost import __version__
+from agentpost.config_checks import at_least, check, in_unit, non_negative, one_of, positive
+from agentpost.documents.formats import fmt, producer
+from agentpost.documents.write import write_json
 from agentpost.errors import InputError
 from agentpost.sandbox.base import Backend
+from agentpost.security.hints import LEVELS
 from agentpost.security.model import SecurityTask
+from agentpost.security.rewards import RewardMode
+from agentpost.train.divergences import DIVERGENCES
 
 Method = Literal["rl", "hg"]
+REWARD_MODES = get_args(RewardMode)
+TEACHERS = ("frozen_sft", "live_policy")
+
+
+@dataclass(frozen=True)
+class SecureVibeTrainConfig:
+    """The settings of ``security rl`` (b.6) and ``security hg`` (b.7); hg-only fields are
+    ignored by rl. Checked at construction, naming the field (``config_checks``)."""
+
+    model: str = "tiny"
+    steps: int = 2
+    group_size: int = 4
+    prompts_per_step: int = 4
+    reward_mode: str = "five_level"
+    max_refills: int = 8
+    hint_level: str = "L4"
+    teacher: str = "frozen_sft"
+    divergence: str = "js_skew"
+    lam: float = 0.5  # js_skew's lambda
+    beta: float = 1.0  # weight of the distillation term
+    opd_only: bool = False
+    learning_rate: float = 1e-6
+    max_turns: int = 2
+    max_new_tokens: int = 64
+    command_timeout_s: float = 30.0
+    seed: int = 0
+    save_steps: int = 0
+
+    def __post_init__(self) -> None:
+        check(self, {
+            "model": (isinstance(self.model, str) and bool(self.model), "a model directory or tiny"),
+            "steps": (at_least(self.steps, 1), "at least 1"),
+            "group_size": (at_least(self.group_size, 2), "at least 2 (an advantage needs a group)"),
+            "prompts_per_step": (at_least(self.prompts_per_step, 1), "at least 1"),
+            "reward_mode": (self.reward_mode in REWARD_MODES, one_of(REWARD_MODES)),
+            "max_refills": (at_least(self.max_refills, 0), "at least 0"),
+            "hint_level": (self.hint_level in LEVELS, one_of(LEVELS)),
+            "teacher": (self.teacher in TEACHERS, one_of(TEACHERS)),
+            "divergence": (self.divergence in DIVERGENCES, one_of(DIVERGENCES)),
+            "lam": (in_unit(self.lam, open_low=True), "in (0, 1]"),
+            "beta": (non_negative(self.beta), ">= 0"),
+            "learning_rate": (positive(self.learning_rate), "> 0"),
+            "max_turns": (at_least(self.max_turns, 1), "at least 1"),
+            "max_new_tokens": (at_least(self.max_new_tokens, 1), "at least 1"),
+            "command_timeout_s": (positive(self.command_timeout_s), "a positive number of seconds"),
+            "save_steps": (at_least(self.save_steps, 0), "at least 0"),
+        })  # fmt: skip
 
 
 def load_policy(model: str, max_positions: int = 8192) -> tuple[Any, Any]:
@@ -60,30 +112,14 @@ def run_security_training(
     method: Method,
     datasets: Mapping[str, Sequence[SecurityTask]],
     out: str | Path,
+    cfg: SecureVibeTrainConfig | None = None,
     *,
-    model: str = "tiny",
-    steps: int = 2,
-    group_size: int = 4,
-    prompts_per_step: int = 4,
-    reward_mode: str = "five_level",
-    max_refills: int = 8,
-    hint_level: str = "L4",
-    teacher: str = "frozen_sft",
-    divergence: str = "js_skew",
-    lam: float = 0.5,
-    beta: float = 1.0,
-    opd_only: bool = False,
-    learning_rate: float = 1e-6,
-    max_turns: int = 2,
-    max_new_tokens: int = 64,
-    command_timeout_s: float = 30.0,
     backend: Backend | None = None,
     cpu: bool = True,
-    seed: int = 0,
-    save_steps: int = 0,
     resume: bool = False,
 ) -> dict[str, Any]:
-    policy, tok = load_policy(model)
+    cfg = cfg or SecureVibeTrainConfig()
+    policy, tok = load_policy(cfg.model)
     import trl
 
     from agentpost.security.hints import hint
@@ -109,47 +145,44 @@ def run_security_training(
         by_ds.setdefault(p.dataset, []).append(p.text)
     names = load_data("cwe_names_v4.14.json")["cwes"]
     rollout = make_security_rollout_func(
-        prompts, lambda n, task: SecurityTaskEnv(task, backend=backend, timeout_s=command_timeout_s),
-        sampler=PromptSampler(by_ds, seed=seed), reward_mode=reward_mode,  # type: ignore[arg-type]
-        group_filter="dynamic" if method == "rl" else "aborted_only", max_refills=max_refills,
-        max_turns=max_turns, max_new_tokens=max_new_tokens,
-        hint=(lambda t: hint(hint_level, t.cwes, t.hints, names)) if method == "hg" else None,
+        prompts,
+        lambda n, task: SecurityTaskEnv(task, backend=backend, timeout_s=cfg.command_timeout_s),
+        sampler=PromptSampler(by_ds, seed=cfg.seed),
+        reward_mode=cfg.reward_mode,  # type: ignore[arg-type]
+        group_filter="dynamic" if method == "rl" else "aborted_only", max_refills=cfg.max_refills,
+        max_turns=cfg.max_turns, max_new_tokens=cfg.max_new_tokens,
+        hint=(lambda t: hint(cfg.hint_level, t.cwes, t.hints, names)) if method == "hg" else None,
     )  # fmt: skip
     out = Path(out)
-    common = {"per_device_train_batch_size": group_size * prompts_per_step,
-              "num_generations": group_size, "max_steps": steps, "learning_rate": learning_rate,
-              "use_cpu": cpu, "logging_steps": 1, "seed": seed, "disable_dropout": True,
-              "max_completion_length": max_turns * (max_new_tokens + 96)}  # fmt: skip
-    if save_steps:
-        common |= {"save_strategy": "steps", "save_steps": save_steps}
-    data = mixed_prompt_dataset(by_ds, steps * prompts_per_step, seed=seed)  # TRL repeats G×
+    common = {"per_device_train_batch_size": cfg.group_size * cfg.prompts_per_step,
+              "num_generations": cfg.group_size, "max_steps": cfg.steps,
+              "learning_rate": cfg.learning_rate,
+              "use_cpu": cpu, "logging_steps": 1, "seed": cfg.seed, "disable_dropout": True,
+              "max_completion_length": cfg.max_turns * (cfg.max_new_tokens + 96)}  # fmt: skip
+    if cfg.save_steps:
+        common |= {"save_strategy": "steps", "save_steps": cfg.save_steps}
+    # TRL repeats each prompt G times
+    data = mixed_prompt_dataset(by_ds, cfg.steps * cfg.prompts_per_step, seed=cfg.seed)
     kwargs = {"model": policy, "processing_class": tok, "reward_funcs": [security_reward],
               "train_dataset": data, "rollout_func": rollout}  # fmt: skip
     if method == "rl":
         trainer = trl.GRPOTrainer(args=securevibe_grpo_config(str(out / "trl"), **common), **kwargs)
     else:
         trainer = hint_distill_trainer_cls()(
-            args=hint_distill_config(str(out / "trl"), **common), teacher=teacher,
-            divergence=divergence, lam=lam, beta=beta, opd_only=opd_only, **kwargs,
+            args=hint_distill_config(str(out / "trl"), **common), teacher=cfg.teacher,
+            divergence=cfg.divergence, lam=cfg.lam, beta=cfg.beta, opd_only=cfg.opd_only, **kwargs,
         )  # fmt: skip
     ckpts = sorted((out / "trl").glob("checkpoint-*")) if resume else []
     trainer.train(resume_from_checkpoint=bool(ckpts) or None)
     trainer.save_model(str(out / "model"))
     summary = {
-        "format": "agentpost.security.train/1",
-        "producer": {"name": f"agentpost security {method}", "version": __version__,
-                     "args": {"model": model, "steps": steps, "group_size": group_size,
-                              "prompts_per_step": prompts_per_step, "reward_mode": reward_mode,
-                              "hint_level": hint_level if method == "hg" else None,
-                              "teacher": teacher if method == "hg" else None,
-                              "divergence": divergence if method == "hg" else None,
-                              "beta": beta if method == "hg" else None, "opd_only": opd_only,
-                              "datasets": {k: [t.id for t in v] for k, v in datasets.items()}}},
+        "format": fmt("agentpost.security.train"),
+        "producer": producer(run_security_training, method=method, **asdict(cfg),
+                             datasets={k: [t.id for t in v] for k, v in datasets.items()}),
         "resumed_from": ckpts[-1].name if ckpts else None,
         "steps": rollout.history,
         "mix": rollout.sampler.mix(),
         "log_history": trainer.state.log_history,
     }  # fmt: skip
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
+    write_json(out / "summary.json", summary, default=str)
     return summary

@@ -17,11 +17,11 @@ Layer: io.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from agentpost.documents.write import atomic_write
 from agentpost.errors import InputError
 from agentpost.train.sft_data import FORMAT, SFTRow, Tokenized, from_record, to_record, to_verl
 
@@ -30,13 +30,9 @@ def _write_table(records: list[dict[str, Any]], path: Path) -> Path:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    pq.write_table(pa.Table.from_pylist(records), tmp)
-    with open(tmp, "rb") as f:
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    return path
+    sink = pa.BufferOutputStream()
+    pq.write_table(pa.Table.from_pylist(records), sink)
+    return atomic_write(path, sink.getvalue().to_pybytes())
 
 
 def write_rows(rows: Iterable[SFTRow], path: str | Path) -> Path:

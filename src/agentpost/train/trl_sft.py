@@ -27,7 +27,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentpost.config_checks import at_least, check, in_unit, non_negative, one_of, positive
 from agentpost.train.sft_data import SFTRow, tokenize_rows
+
+TRUNCATIONS = ("drop", "left")  # a row too long is dropped, or cut from the left (never a target)
 
 
 @dataclass
@@ -49,6 +52,21 @@ class SFTDefaults:
     # rows too long are dropped, not cut
     supervise_reasoning: bool = True
     truncation: str = "drop"
+
+    def __post_init__(self) -> None:
+        check(self, {
+            "num_train_epochs": (positive(self.num_train_epochs), "> 0"),
+            "learning_rate": (positive(self.learning_rate), "> 0"),
+            "warmup_ratio": (in_unit(self.warmup_ratio), "in [0, 1]"),
+            "max_length": (at_least(self.max_length, 1), "at least 1"),
+            "per_device_train_batch_size": (at_least(self.per_device_train_batch_size, 1),
+                                            "at least 1"),
+            "gradient_accumulation_steps": (at_least(self.gradient_accumulation_steps, 1),
+                                            "at least 1"),
+            "weight_decay": (non_negative(self.weight_decay), ">= 0"),
+            "max_grad_norm": (positive(self.max_grad_norm), "> 0"),
+            "truncation": (self.truncation in TRUNCATIONS, one_of(TRUNCATIONS)),
+        })  # fmt: skip
 
 
 @dataclass

@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentpost import __version__
+from agentpost.documents import formats as documents  # not `fmt`: a parameter here
 from agentpost.errors import InputError
 
-SUMMARY_FORMAT = "agentpost.import/1"
+SUMMARY_FORMAT = documents.fmt("agentpost.import")
 
 
 @dataclass
@@ -80,7 +80,7 @@ def summary_document(summary: ImportSummary, args: dict[str, Any]) -> dict[str, 
     detected = max(summary.formats, key=summary.formats.__getitem__) if summary.formats else None
     return {
         "format": SUMMARY_FORMAT,
-        "producer": {"name": "agentpost import", "version": __version__, "args": args},
+        "producer": documents.producer(import_to_file, **args),
         **summary.to_json(),
         "detected_format": detected,
         "trajectories": summary.imported,
@@ -90,18 +90,10 @@ def summary_document(summary: ImportSummary, args: dict[str, Any]) -> dict[str, 
 def write_import_summary(
     path: Path, summary: ImportSummary, args: dict[str, Any]
 ) -> dict[str, Any]:
-    """Write ``summary_document(summary, args)`` as indented JSON (temporary name, fsync, rename:
-    whole or absent); returns the document."""
-    import os
-
-    import orjson
+    """Write ``summary_document(summary, args)`` as indented JSON (``documents.write``: whole
+    or absent); returns the document."""
+    from agentpost.documents.write import write_json
 
     doc = summary_document(summary, args)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        f.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
-        f.flush()
-        os.fsync(f.fileno())
-    tmp.replace(path)
+    write_json(path, doc)
     return doc

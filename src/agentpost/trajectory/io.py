@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import os
-import secrets
 import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
+from agentpost.documents.write import atomic_write
 from agentpost.errors import InputError
 from agentpost.trajectory.model import FORMAT, Trajectory
 
@@ -48,44 +48,19 @@ def validate(data: Any, path: str | Path, where: str) -> Trajectory:
         raise InputError(path, f"{where}: ${loc}", err["msg"] + hint) from None
 
 
-def _fsync_dir(folder: Path) -> None:
-    """Make a rename durable: the directory entry itself must reach the disk."""
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def write_jsonl(path: str | Path, trajectories: Iterable[Trajectory]) -> int:
-    """Write atomically (temp file in the same folder, fsync, rename, fsync the folder), so a
-    crash leaves either the old file or the whole new one. A target that is not a regular file
-    (``/dev/null``, a FIFO) is refused: a rename would replace the device. Returns the count. If writing fails
-    (or ``trajectories`` raises) the temp file is removed and ``path`` is untouched."""
-    path = Path(path)
-    check_target(path)
-    # A hidden, unique name: concurrent writers never share it and folder walks skip it.
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        f = open(tmp, "xb")  # noqa: SIM115 - closed below
-    except OSError as e:
-        raise InputError(path, None, f"cannot write: {e.strerror}") from None
+    """Write atomically (``documents.write.atomic_write``: temp file, fsync, rename, fsync the
+    folder; a non-regular target is refused), streaming. Returns the count. If writing fails
+    (or ``trajectories`` raises) ``path`` is untouched."""
     n = 0
-    try:
-        with f:
-            for traj in trajectories:
-                f.write(dumps(traj) + b"\n")
-                n += 1
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException as e:
-        tmp.unlink(missing_ok=True)
-        if isinstance(e, OSError):
-            raise InputError(path, None, f"cannot write: {e.strerror}") from None
-        raise
-    _fsync_dir(path.parent)
+
+    def lines():
+        nonlocal n
+        for traj in trajectories:
+            yield dumps(traj) + b"\n"
+            n += 1
+
+    atomic_write(path, lines())
     return n
 
 
@@ -162,19 +137,6 @@ def read_regular(path: str | Path) -> bytes:
         raise InputError(path, None, f"cannot read: {e.strerror}") from None
     finally:
         os.close(fd)
-
-
-def check_target(path: str | Path) -> None:
-    """An output path must be absent or a regular file: an atomic replace would otherwise put
-    a file in place of a device (``-o /dev/null`` as root), a FIFO or a socket."""
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:  # absent, or unreachable: the write itself says why
-        return
-    if stat.S_ISDIR(mode):
-        raise InputError(path, None, "cannot write: Is a directory")
-    if not stat.S_ISREG(mode):
-        raise InputError(path, None, "cannot write: not a regular file (a device, FIFO or socket)")
 
 
 def iter_jsonl(path: str | Path) -> Iterator[Trajectory]:

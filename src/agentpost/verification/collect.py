@@ -46,6 +46,7 @@ from typing import Any, Literal
 
 from agentpost.agent.formats import ToolCallsFormat
 from agentpost.agent.loop import AgentLoop, LoopConfig, truncate
+from agentpost.config_checks import at_least, check, one_of, positive
 from agentpost.errors import InfraError
 from agentpost.sandbox.base import Sandbox
 from agentpost.store import Store, key
@@ -77,6 +78,9 @@ CACHED = {"kept", "no_candidate", "task_missing", "replay_failed", "unfaithful",
           "teacher_unfinished", "evaluator_invalid", "teacher_failed"}  # fmt: skip
 
 
+HANDOFFS = ("tool_call", "step")
+
+
 @dataclass
 class CollectOptions:
     handoff: Literal["tool_call", "step"] = "tool_call"
@@ -90,6 +94,16 @@ class CollectOptions:
     annotate: DiagnoseOptions = field(default_factory=lambda: DiagnoseOptions(progress=False))
     # trajectory id -> its run dir, where recorded snapshot references resolve (issue 20)
     snapshot_roots: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        check(self, {
+            "handoff": (self.handoff in HANDOFFS, one_of(HANDOFFS)),
+            "concurrency": (at_least(self.concurrency, 1), "at least 1"),
+            "max_retries": (at_least(self.max_retries, 0), "at least 0"),
+            "teacher_steps": (at_least(self.teacher_steps, 1), "at least 1"),
+            "command_timeout_s": (positive(self.command_timeout_s), "a positive number of seconds"),
+            "observation_chars": (at_least(self.observation_chars, 1), "at least 1"),
+        })  # fmt: skip
 
 
 @dataclass

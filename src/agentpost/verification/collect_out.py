@@ -6,16 +6,17 @@ Layer: io.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from agentpost.documents.formats import fmt
+from agentpost.documents.write import write_json
 from agentpost.train.sft_data import from_record
 from agentpost.train.sft_io import write_rows
 from agentpost.verification.teacher import Teacher
 
-FORMAT = "agentpost.scvd.collect/1"
+FORMAT = fmt("agentpost.scvd.collect")
 
 
 def summary(results: list[dict], teacher: Teacher, producer: dict[str, Any]) -> dict[str, Any]:
@@ -40,7 +41,5 @@ def write_outputs(run_dir: Path, results: list[dict], doc: dict[str, Any], name:
     run_dir.mkdir(parents=True, exist_ok=True)
     rows = [from_record(r["row"]) for r in results if r["status"] == "kept"]
     path = write_rows(rows, run_dir / f"{name}.parquet")
-    tmp = run_dir / f".{name}.json.tmp"
-    tmp.write_text(json.dumps(doc, indent=2))
-    tmp.replace(run_dir / f"{name}.json")
+    write_json(run_dir / f"{name}.json", doc)
     return path

@@ -30,7 +30,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentpost import __version__
+from agentpost.config_checks import at_least, check, one_of
+from agentpost.documents.formats import producer
 from agentpost.judges.ask import MAX_REASKS
 from agentpost.judges.config import HEURISTIC_CAVEAT, Panel
 from agentpost.store import Store, key
@@ -68,6 +69,15 @@ class DiagnoseOptions:
     # trajectories file); a trajectory not listed finds only absolute (old) references
     snapshot_roots: dict[str, str] = field(default_factory=dict)
     snapshot_fidelity: bool = True  # also replay snapshot cases and report the agreement
+
+    def __post_init__(self) -> None:
+        """A bad ``ica_population`` fails here, before any judge call or replay has run."""
+        check(self, {
+            "ica_population": (self.ica_population in M.POPULATIONS, one_of(M.POPULATIONS)),
+            "n_boot": (at_least(self.n_boot, 0), "at least 0"),
+            "replay_concurrency": (at_least(self.replay_concurrency, 1), "at least 1"),
+            "max_reasks": (at_least(self.max_reasks, 0), "at least 0"),
+        })  # fmt: skip
 
 
 def traj_hash(traj: Trajectory) -> str:
@@ -258,7 +268,7 @@ def diagnose(
 ) -> dict:
     """Run the whole diagnosis; writes ``metrics.json``, ``records.jsonl``, ``summary.md`` and
     ``judge_answers.jsonl`` under ``run_dir``; returns the metrics document."""
-    from agentpost.verification import report
+    from agentpost.verification import diagnose_out
 
     opts = opts or DiagnoseOptions()
     run_dir = Path(run_dir)
@@ -284,9 +294,7 @@ def diagnose(
     doc = {
         "format": METRICS_FORMAT,
         "producer": {
-            "name": "agentpost diagnose",
-            "version": __version__,
-            "args": producer_args or {},
+            **producer(diagnose, **(producer_args or {})),
             **({"caveat": HEURISTIC_CAVEAT} if panel.heuristic_only else {}),
         },
         "judges": {
@@ -330,5 +338,5 @@ def diagnose(
          "record": records[i].to_json()}
         for i, t in enumerate(trajs)
     ]  # fmt: skip
-    report.write_outputs(run_dir, doc, lines)
+    diagnose_out.write_outputs(run_dir, doc, lines)
     return doc

@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from agentpost.config_checks import at_least, check
 from agentpost.trajectory.model import Observation, Trajectory, Turn
 from agentpost.verification.records import BOUNDARY_TYPES, FIELDS, OUTCOMES, Annotation
 
@@ -38,6 +39,13 @@ class Truncation:
     observation: int = 2500  # per observation, before any shrinking
     floor: int = 300  # observations are never shrunk below this
     max_total: int = 120_000
+
+    def __post_init__(self) -> None:
+        rules = {k: (at_least(getattr(self, k), 1), "at least 1")
+                 for k in ("text", "command", "observation", "floor", "max_total")}  # fmt: skip
+        rules["floor"] = (at_least(self.floor, 1) and self.floor <= self.observation,
+                          "at least 1 and at most observation")  # fmt: skip
+        check(self, rules)
 
 
 def step_ids(traj: Trajectory) -> dict[int, Turn]:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any
 
-from agentpost.agent.model import Model
+from agentpost.agent.llm import Model
 from agentpost.agent.policies import write_and_run
 from agentpost.agent.scripted import ScriptedModel
 from agentpost.errors import InputError

@@ -1,5 +1,5 @@
-"""What every `agentpost security` command prints: a producer block, JSON on one line, rates and
-verdicts for the terminal.
+"""What every `agentpost security` command prints: JSON on one line, rates and verdicts for the
+terminal (producer blocks come from ``documents.formats.producer``).
 
 Layer: edges.
 """
@@ -9,12 +9,6 @@ from __future__ import annotations
 import json
 
 import typer
-
-from agentpost import __version__
-
-
-def producer(command: str, **args) -> dict:
-    return {"name": f"agentpost security {command}", "version": __version__, "args": args}
 
 
 def num(x: float | None) -> str:

@@ -11,7 +11,8 @@ from pathlib import Path
 import typer
 
 from agentpost.commands._options import sandbox_backend
-from agentpost.commands.security._output import echo, num, producer
+from agentpost.commands.security._output import echo, num
+from agentpost.documents.formats import producer
 from agentpost.errors import InputError
 
 SIDES = ("all", "train", "heldout", "both")
@@ -157,7 +158,7 @@ def route_command(
                           progress=lambda m: typer.echo(m, err=True))  # fmt: skip
     doc = route(groups, threshold, route_by)  # type: ignore[arg-type]
     doc = {"format": "agentpost.security.route/1",
-           "producer": producer("route", suites=suites, tasks=tasks, side=side, policy=label,
+           "producer": producer(route, suites=suites, tasks=tasks, side=side, policy=label,
                                  group_size=group_size, threshold=threshold, route_by=route_by),
            **doc}  # fmt: skip
     if as_json:

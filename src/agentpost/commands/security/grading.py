@@ -11,7 +11,8 @@ from pathlib import Path
 import typer
 
 from agentpost.commands._options import sandbox_backend
-from agentpost.commands.security._output import echo, num, producer, verdicts
+from agentpost.commands.security._output import echo, num, verdicts
+from agentpost.documents.formats import producer
 from agentpost.errors import InputError
 
 
@@ -31,7 +32,7 @@ def check_command(
     from agentpost.security.suite import load_suite
 
     rows, problems = check_suite(load_suite(suite_dir), sandbox_backend(backend), workers=workers)
-    doc = {"format": "agentpost.security.check/1", "producer": producer("check", suite_dir=suite_dir),
+    doc = {"format": "agentpost.security.check/1", "producer": producer(check_suite, suite_dir=suite_dir),
            "tasks": rows, "ok": all(r["ok"] for r in rows), "problems": problems}  # fmt: skip
     if as_json:
         echo(doc)
@@ -75,7 +76,7 @@ def grade_command(
     else:
         raise InputError(candidate, None, "candidate not found (give a directory or a diff file)")
     doc = {"format": "agentpost.security.grade/1",
-           "producer": producer("grade", task=t.id, candidate=candidate, func_only=func_only),
+           "producer": producer(grade_candidate, task=t.id, candidate=candidate, func_only=func_only),
            **g.to_json()}  # fmt: skip
     if as_json:
         echo(doc)
@@ -103,7 +104,7 @@ def metrics_command(
 
     rows = read_graded(records)
     try:
-        doc = {"format": "agentpost.security.metrics/1", "producer": producer("metrics", records=records, k=k),
+        doc = {"format": "agentpost.security.metrics/1", "producer": producer(by_agent, records=records, k=k),
                "agents": by_agent(rows, tuple(k)), "per_cwe": per_cwe(rows)}  # fmt: skip
     except ValueError as e:
         raise InputError(records, "--k", str(e)) from None

@@ -11,7 +11,8 @@ from pathlib import Path
 import typer
 
 from agentpost.commands._options import sandbox_backend
-from agentpost.commands.security._output import echo, num, producer
+from agentpost.commands.security._output import echo, num
+from agentpost.documents.formats import producer
 from agentpost.errors import InputError
 
 
@@ -83,7 +84,7 @@ def attribute_command(
     records = read_labels(labels)
     require_agents(records, labels, {"--agent-a": agent_a, "--agent-b": agent_b})
     doc = attribute(records, agent_a, agent_b)
-    doc["producer"] = producer("attribute", labels=labels, agent_a=agent_a, agent_b=agent_b)
+    doc["producer"] = producer(attribute, labels=labels, agent_a=agent_a, agent_b=agent_b)
     if as_json:
         echo(doc)
         return

@@ -32,21 +32,30 @@ def hint_command(
         raise InputError(None, "--level", str(e)) from None
 
 
-def _train(method: str, **kw) -> None:
-    from agentpost.train.securevibe_rl import DynamicSamplingStalled
-    from agentpost.train.securevibe_train import run_security_training
+# SecureVibeTrainConfig field -> its flag, where the names differ
+TRAIN_FLAGS = {"reward_mode": "--reward", "lam": "--lambda", "learning_rate": "--lr",
+               "command_timeout_s": "--command-timeout"}  # fmt: skip
 
-    suites, tasks, side = kw.pop("suites"), kw.pop("tasks"), kw.pop("side")
-    datasets = choose_datasets(suites, tasks, side)
-    kw["backend"] = sandbox_backend(kw["backend"])
+
+def _train(method: str, **kw) -> None:
+    from agentpost.commands._options import config
+    from agentpost.train.securevibe_rl import DynamicSamplingStalled
+    from agentpost.train.securevibe_train import SecureVibeTrainConfig, run_security_training
+
+    run = {k: kw.pop(k) for k in ("out", "suites", "tasks", "side", "backend", "resume")}
+    flags = {f: TRAIN_FLAGS.get(f, "--" + f.replace("_", "-")) for f in kw}
+    cfg = config(SecureVibeTrainConfig, flags, **kw)  # before any suite is read
+    datasets = choose_datasets(run["suites"], run["tasks"], run["side"])
     try:
-        summary = run_security_training(method, datasets, **kw)  # type: ignore[arg-type]
+        summary = run_security_training(method, datasets, run["out"], cfg,  # type: ignore[arg-type]
+                                        backend=sandbox_backend(run["backend"]),
+                                        resume=run["resume"])  # fmt: skip
     except DynamicSamplingStalled as e:
         typer.echo(f"error: dynamic sampling stalled: {e} (rl needs positive rewards; "
                    "`agentpost security route` measures them, hg learns without)", err=True)  # fmt: skip
         raise typer.Exit(1) from None
     tried = [g for s in summary["steps"] for g in s["groups"]]
-    echo({"out": str(kw["out"]), "steps": len(summary["steps"]), "groups_tried": len(tried),
+    echo({"out": str(run["out"]), "steps": len(summary["steps"]), "groups_tried": len(tried),
            "groups_kept": sum(g["kept"] for g in tried), "mix": summary["mix"]})  # fmt: skip
 
 
@@ -87,10 +96,6 @@ def rl_command(
 
     Writes OUT/summary.json (every group tried, its rewards and decision, the dataset mix) and OUT/model.
     """
-    if reward_mode not in ("five_level", "binary", "strict_binary"):
-        raise InputError(
-            None, "--reward", f"must be five_level, binary or strict_binary, got {reward_mode!r}"
-        )
     _train("rl", out=out, suites=suites, tasks=tasks, side=side, model=model, steps=steps,
            group_size=group_size, prompts_per_step=prompts_per_step, reward_mode=reward_mode,
            max_refills=max_refills, learning_rate=learning_rate, max_new_tokens=max_new_tokens,
@@ -132,16 +137,6 @@ def hg_command(
 
     Writes OUT/summary.json and OUT/model.
     """
-    from agentpost.security.hints import LEVELS
-    from agentpost.train.divergences import DIVERGENCES
-
-    checks = {"--hint-level": (hint_level.upper(), LEVELS), "--teacher": (teacher, ("frozen_sft", "live_policy")),
-              "--divergence": (divergence, DIVERGENCES)}  # fmt: skip
-    for opt, (value, allowed) in checks.items():
-        if value not in allowed:
-            raise InputError(None, opt, f"must be one of {', '.join(allowed)}, got {value!r}")
-    if not 0 < lam <= 1:
-        raise InputError(None, "--lambda", f"must be in (0, 1], got {lam}")
     _train("hg", out=out, suites=suites, tasks=tasks, side=side, model=model, steps=steps,
            group_size=group_size, prompts_per_step=prompts_per_step, hint_level=hint_level.upper(),
            teacher=teacher, divergence=divergence, lam=lam, beta=beta, opd_only=opd_only,

@@ -20,15 +20,15 @@ Layer: io.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from agentpost import __version__
-from agentpost.agent.model import MalformedResponse, Model, ModelRequestError, ModelUnavailable
+from agentpost.agent.llm import MalformedResponse, Model, ModelRequestError, ModelUnavailable
+from agentpost.documents.formats import fmt, producer
+from agentpost.documents.write import write_json
 from agentpost.errors import InfraError
 from agentpost.sandbox.base import Backend
 from agentpost.security.model import SecurityTask
@@ -43,7 +43,7 @@ from agentpost.security.recipes.mixtures import RECIPES, mix_recipes
 from agentpost.store import Store
 from agentpost.train.sft_data import SFTRow
 
-FORMAT = "agentpost.security.suite-build/1"
+FORMAT = fmt("agentpost.security.suite-build")
 
 
 def suite_prompts(
@@ -171,16 +171,10 @@ def write_recipes(
                          "task_types": list(RECIPES[name])}  # fmt: skip
     manifest = {
         "format": FORMAT,
-        "producer": {
-            "name": "agentpost security build-suite",
-            "version": __version__,
-            "args": producer_args or {},
-        },  # fmt: skip
+        "producer": producer(build_examples, **(producer_args or {})),
         "examples": {ty: {"kept": len(pools[ty]), "verdicts": dict(stats[ty])} for ty in pools},
         "recipes": recipes,
         "seed": seed,
     }
-    tmp = out / "manifest.json.tmp"
-    tmp.write_text(json.dumps(manifest, indent=2, default=str))
-    tmp.replace(out / "manifest.json")
+    write_json(out / "manifest.json", manifest, default=str)
     return manifest

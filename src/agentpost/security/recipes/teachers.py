@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from agentpost.agent.model import Model
+from agentpost.agent.llm import Model
 from agentpost.security.model import SecurityTask
 
 SCRIPTED = "scripted"

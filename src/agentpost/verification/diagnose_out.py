@@ -1,8 +1,9 @@
-"""Write a diagnosis run's outputs: ``metrics.json``, ``records.jsonl``, ``judge_answers.jsonl``
-(every raw judge answer keyed by its request, replayable with a ``recorded`` judge) and a
-readable ``summary.md``.
+"""Write a diagnosis run's outputs, as ``collect_out`` writes a collection's: ``metrics.json``,
+``records.jsonl``, ``judge_answers.jsonl`` (every raw judge answer keyed by its request,
+replayable with a ``recorded`` judge) and a readable ``summary.md``. (The report's SCVD section
+is ``report.verification``.)
 
-Files are written to a temporary name and renamed, so a killed run never leaves half a file.
+Files are written with ``documents.write.atomic_write``, so a killed run never leaves half a file.
 ``metrics_text`` and ``calibration_text`` are the plain-text forms of ``agentpost scvd metrics``
 and ``agentpost scvd calibrate``.
 
@@ -11,23 +12,15 @@ Layer: io.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from agentpost.documents.write import atomic_write
+
 SUMMARY_METRICS = ("ICA", "final_acc_all", "VTR", "VOR", "EDR", "ESP", "CPR", "VPR", "RSR",
                    "W2R", "R2W", "net_gain")  # fmt: skip
-
-
-def _atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
 
 
 def _jsonl(rows) -> bytes:
@@ -166,8 +159,8 @@ def calibration_text(doc: dict[str, Any]) -> str:
 
 def write_outputs(run_dir: Path, doc: dict, lines: list[dict]) -> None:
     run_dir.mkdir(parents=True, exist_ok=True)
-    _atomic(run_dir / "metrics.json", orjson.dumps(doc, option=orjson.OPT_INDENT_2))
-    _atomic(run_dir / "records.jsonl", _jsonl(lines))
+    atomic_write(run_dir / "metrics.json", orjson.dumps(doc, option=orjson.OPT_INDENT_2))
+    atomic_write(run_dir / "records.jsonl", _jsonl(lines))
     answers = []
     for line in lines:
         for jr in line["judges"]:
@@ -176,5 +169,5 @@ def write_outputs(run_dir: Path, doc: dict, lines: list[dict]) -> None:
                     answers.append(
                         {"judge": jr["judge"], "case_id": line["case_id"], "key": k, "raw": raw}
                     )
-    _atomic(run_dir / "judge_answers.jsonl", _jsonl(answers))
-    _atomic(run_dir / "summary.md", summary_markdown(doc).encode())
+    atomic_write(run_dir / "judge_answers.jsonl", _jsonl(answers))
+    atomic_write(run_dir / "summary.md", summary_markdown(doc).encode())

@@ -1,5 +1,8 @@
 """The model interface the agent loop talks to, and what one model call returns.
 
+Named ``llm``, not ``model``: a ``model`` module holds data types (``trajectory.model``,
+``tasks.model``, ``security.model``).
+
 ``Model`` is the one Protocol every model implements: the OpenAI-compatible transport
 (``agent.transport``), the scripted models (``agent.scripted``) and the reference policies
 (``agent.policies``). A call takes the chat messages (OpenAI format) and the tool schemas and
