@@ -64,3 +64,18 @@ def test_lab_section_shows_both_experiments():
 def test_lab_section_with_one_experiment():
     s = render(None, ("x/scvd_lab.json", SCVD))
     assert "SCVD vs FTD" in s.body and "HERO vs GRPO" not in s.body
+
+
+def test_a_lab_folder_gets_the_lab_section_and_other_runs_do_not(tmp_path):
+    import json
+
+    from agentpost.report.build import render_run_dir
+
+    lab_dir = tmp_path / "lab"
+    lab_dir.mkdir()
+    (lab_dir / "hero_lab.json").write_text(json.dumps({"format": "agentpost.lab-hero/1", **HERO}))
+    html = render_run_dir(lab_dir).read_text()
+    assert "HERO vs GRPO" in html and "Micro scale: directions only." in html
+    other = tmp_path / "other"
+    other.mkdir()
+    assert "HERO vs GRPO" not in render_run_dir(other).read_text()

@@ -33,7 +33,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentpost import __version__
+from agentpost.documents.formats import fmt, producer
+from agentpost.documents.write import write_json, write_lines
 from agentpost.lab.episodes import Episode, task_plans
 from agentpost.lab.stages import PolicyConfig, corpus, family, sft_policy
 from agentpost.lab.transcript import SUBMIT, messages
@@ -42,7 +43,7 @@ from agentpost.sandbox.base import Backend
 from agentpost.tasks.model import Task
 from agentpost.train.sft_data import SFTRow, make_row
 
-FORMAT = "agentpost.lab-scvd/1"
+FORMAT = fmt("agentpost.lab-scvd")
 CAVEAT = ("Micro scale: a ~1M-parameter student trained from scratch on procedural tasks and a "
           "scripted verify-and-repair teacher (not a model). Directions only; not the paper's "
           "numbers.")  # fmt: skip
@@ -174,7 +175,7 @@ def collect(out: Path, cfg: ScvdLabConfig, train: list[Task], backend: Backend, 
     d.mkdir(parents=True, exist_ok=True)
     write_rows(sc, d / "sc.jsonl")
     write_rows(ftd, d / "ftd.jsonl")
-    (d / "stats.json").write_text(json.dumps(stats, indent=2))
+    write_json(d / "stats.json", stats)
     return sc, ftd, stats
 
 
@@ -201,7 +202,7 @@ def finetune(out: Path, cfg: ScvdLabConfig, name: str, rows: list[SFTRow], seed:
             "loss_first": run.log[0]["loss"] if run.log else None,
             "loss_last": run.log[-1]["loss"] if run.log else None,
             "train_s": round(time.monotonic() - t0, 1)}  # fmt: skip
-    (d / "done.json").write_text(json.dumps(info))
+    write_json(d / "done.json", info)
     return d
 
 
@@ -229,7 +230,7 @@ def evaluate_variant(out: Path, cfg: ScvdLabConfig, name: str, path: Path, seed:
             r.update(sample=k, tokens=ep.cost_tokens)
             recs.append(r)
     f.parent.mkdir(parents=True, exist_ok=True)
-    f.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    write_lines(f, recs)
     return recs
 
 
@@ -279,8 +280,7 @@ def run_scvd_lab(out: str | Path, cfg: ScvdLabConfig, backend: Backend, progress
                              **json.loads((path / "done.json").read_text())})  # fmt: skip
     doc = {
         "format": FORMAT,
-        "producer": {"name": "agentpost.lab.scvd_lab", "version": __version__,
-                     "args": asdict(cfg), "caveat": CAVEAT,
+        "producer": {**producer(run_scvd_lab, **asdict(cfg)), "caveat": CAVEAT,
                      "teacher": "scripted verify-and-repair (lab.scvd_lab.teacher_steps)",
                      "annotator": "written rules (lab.verify_rules), not an LLM panel"},
         "sft": sft_info,
@@ -288,5 +288,5 @@ def run_scvd_lab(out: str | Path, cfg: ScvdLabConfig, backend: Backend, progress
         "table": summarise(records, cfg.n_boot),
         "runs": runs,
     }  # fmt: skip
-    (out / "scvd_lab.json").write_text(json.dumps(doc, indent=2, default=str))
+    write_json(out / "scvd_lab.json", doc, default=str)
     return doc

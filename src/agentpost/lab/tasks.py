@@ -50,8 +50,12 @@ def write_family(
     doc = {
         "format": FORMAT,
         "producer": producer(
-            write_family, seed=seed, n_train=n_train, n_heldout=n_heldout,
-            families=list(families), one_slot=one_slot,
+            write_family,
+            seed=seed,
+            n_train=n_train,
+            n_heldout=n_heldout,
+            families=list(families),
+            one_slot=one_slot,
         ),  # fmt: skip
         "splits": {
             name: [{"id": t.id, "family": t.family, "params": t.params} for t in tasks]

@@ -29,6 +29,7 @@ from agentpost.report import (
     efficiency,
     glance,
     joined,
+    lab,
     runs,
     security,
     tokens,
@@ -56,6 +57,8 @@ KINDS: dict[str, tuple[str, bool]] = {
     "security_check": ("security suite check", True),
     "security_grade": ("security grade of one candidate", False),
     "security_lines": ("security grades, annotations or labels", False),
+    "lab_hero": ("lab: HERO vs GRPO (agentpost lab hero)", True),
+    "lab_scvd": ("lab: SCVD vs FTD (agentpost lab scvd)", True),
     "demo": ("demo stages", False),
     "import": ("import summary (agentpost import)", False),
 }
@@ -260,6 +263,9 @@ def build_sections(run_dir: Path, found: Found) -> list[Section]:
                  found, lambda: security.render(one("security_check"), one("security_summary"),
                                                 one("security_attribute"), f["security_grade"])),
     ]  # fmt: skip
+    if f["lab_hero"] or f["lab_scvd"]:  # only lab folders have these; others get no lab section
+        sections.append(_guarded("lab", lab.TITLE, ("lab_hero", "lab_scvd"), found,
+                                 lambda: lab.render(one("lab_hero"), one("lab_scvd"))))  # fmt: skip
     glance_section = _guarded(
         "glance", glance.TITLE, ("efficiency", "scvd_metrics", "security_summary"), found,
         lambda: glance.render(one("efficiency"), one("scvd_metrics"), one("security_summary")),
