@@ -36,8 +36,8 @@ def test_smoke_runs_end_to_end_and_resumes(tmp_path):
     assert sum(student.values()) == data["student_rollouts"]
     assert data["outcomes"]["scripted hasty: kept"] == cfg.policy.n_train  # the teacher repairs
     assert data["repaired"] >= cfg.policy.n_train
-    sc = read_rows(tmp_path / "scvd" / "data" / "sc.jsonl")
-    ftd = read_rows(tmp_path / "scvd" / "data" / "ftd.jsonl")
+    sc = read_rows(tmp_path / "scvd" / "data" / "sc.parquet")
+    ftd = read_rows(tmp_path / "scvd" / "data" / "ftd.parquet")
     assert len(sc) == len(ftd) == data["rows"]  # size-matched
     assert [r.meta["task_id"] for r in sc] == [r.meta["task_id"] for r in ftd]  # task-matched
     assert set(doc["table"]) == {"base", "ftd", "scvd"}

@@ -127,13 +127,13 @@ def ftd_row(task: Task, backend: Backend) -> SFTRow:
 
 
 def collect(out: Path, cfg: ScvdLabConfig, train: list[Task], backend: Backend, progress):
-    """D_SC and D_FTD (task- and size-matched), written under ``scvd/data/`` once."""
+    """D_SC and D_FTD (task- and size-matched), written under ``scvd/data/`` once (Parquet, ``train.sft_io``)."""
     from agentpost.lab.stages import evaluate_policy
     from agentpost.train.sft_io import read_rows, write_rows
 
     d = out / "scvd" / "data"
     if (d / "stats.json").is_file():
-        return read_rows(d / "sc.jsonl"), read_rows(d / "ftd.jsonl"), json.loads(
+        return read_rows(d / "sc.parquet"), read_rows(d / "ftd.parquet"), json.loads(
             (d / "stats.json").read_text())  # fmt: skip
     import transformers
 
@@ -173,8 +173,8 @@ def collect(out: Path, cfg: ScvdLabConfig, train: list[Task], backend: Backend, 
              "rows": len(sc), "tasks": len(ftd_by_task),
              "repaired": sum(not r.meta["candidate_ok"] for r in sc)}  # fmt: skip
     d.mkdir(parents=True, exist_ok=True)
-    write_rows(sc, d / "sc.jsonl")
-    write_rows(ftd, d / "ftd.jsonl")
+    write_rows(sc, d / "sc.parquet")
+    write_rows(ftd, d / "ftd.parquet")
     write_json(d / "stats.json", stats)
     return sc, ftd, stats
 
