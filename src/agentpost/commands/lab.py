@@ -53,6 +53,8 @@ def hero_command(
     smoke: bool = typer.Option(False, "--smoke", help="A few-minute variant (what CI runs)."),
     steps: int = typer.Option(None, "--steps", min=1, help="RL steps per run."),
     seeds: int = typer.Option(None, "--seeds", min=1, help="Seeds per variant."),
+    group: int = typer.Option(None, "--group", min=2, help="Rollouts per prompt (G)."),
+    variants: str = typer.Option(None, "--variants", help="Comma-separated, e.g. grpo,hero."),
     backend: str = typer.Option("bwrap", "--backend"),
     as_json: bool = typer.Option(False, "--json", help="Print the result document."),
 ) -> None:
@@ -67,6 +69,18 @@ def hero_command(
         cfg = replace(cfg, steps=steps)
     if seeds is not None:
         cfg = replace(cfg, seeds=tuple(range(seeds)))
+    if group is not None:
+        cfg = replace(cfg, group=group)
+    if variants:
+        from agentpost.efficiency.config import HeroConfig
+
+        names = tuple(v.strip() for v in variants.split(",") if v.strip())
+        for v in names:
+            try:
+                HeroConfig().with_ablation(v)
+            except (ValueError, KeyError) as e:
+                raise InputError("--variants", None, str(e)) from None
+        cfg = replace(cfg, variants=names)
     with _trainer_prints_to_stderr():
         doc = run_hero_lab(
             out, cfg, sandbox_backend(backend), progress=lambda m: typer.echo(m, err=True)
