@@ -14,6 +14,7 @@ from agentpost.judges.base import HeuristicSeat
 from agentpost.judges.config import Panel
 from agentpost.lab.hero_lab import HeroLabConfig
 from agentpost.lab.policy import PolicySize
+from agentpost.lab.scvd_lab import ScvdLabConfig
 from agentpost.lab.stages import PolicyConfig
 from agentpost.prices import Prices
 from agentpost.train.securevibe_train import SecureVibeTrainConfig
@@ -49,9 +50,13 @@ BAD = [
     (PolicySize, {"layers": 0}, "layers"),
     (PolicyConfig, {"vocab_size": 3}, "vocab_size"),
     (PolicyConfig, {"sft_lr": NAN}, "sft_lr"),
+    (PolicyConfig, {"copy_rows": -1}, "copy_rows"),
     (HeroLabConfig, {"variants": ("hero", "nope")}, "variants"),
     (HeroLabConfig, {"group": 1}, "group"),
     (HeroLabConfig, {"seeds": ()}, "seeds"),
+    (ScvdLabConfig, {"eval_samples": 0}, "eval_samples"),
+    (ScvdLabConfig, {"lr": 0.0}, "lr"),
+    (ScvdLabConfig, {"seeds": (-1,)}, "seeds"),
     (LoopConfig, {"mode": "txt"}, "mode"),
     (HeroConfig, {"tau": 2.0}, "tau"),
     (Prices, {"input": -1.0}, "input"),

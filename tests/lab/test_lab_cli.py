@@ -13,5 +13,6 @@ def test_unknown_variant_is_an_input_error_before_anything_runs(tmp_path):
     r = CliRunner().invoke(app, ["lab", "hero", "-o", str(tmp_path / "x"), "--variants",
                                  "grpo,nope"])  # fmt: skip
     assert r.exit_code != 0 and isinstance(r.exception, InputError)  # main() prints it in one line
-    assert "--variants" in str(r.exception) and "unknown ablation 'nope'" in str(r.exception)
+    assert r.exception.where == "--variants" and "'nope'" in str(r.exception)
+    assert "HeroLabConfig.variants must be" in str(r.exception)
     assert not (tmp_path / "x").exists()

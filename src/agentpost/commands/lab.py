@@ -59,28 +59,17 @@ def hero_command(
     as_json: bool = typer.Option(False, "--json", help="Print the result document."),
 ) -> None:
     """HERO vs GRPO and the b.11 ablations on a tiny policy trained here (micro scale: directions only)."""
-    from dataclasses import replace
-
-    from agentpost.commands._options import sandbox_backend
+    from agentpost.commands._options import config, sandbox_backend
     from agentpost.lab.hero_lab import HeroLabConfig, run_hero_lab
 
-    cfg = HeroLabConfig.smoke() if smoke else HeroLabConfig()
-    if steps is not None:
-        cfg = replace(cfg, steps=steps)
-    if seeds is not None:
-        cfg = replace(cfg, seeds=tuple(range(seeds)))
-    if group is not None:
-        cfg = replace(cfg, group=group)
-    if variants:
-        from agentpost.efficiency.config import HeroConfig
-
-        names = tuple(v.strip() for v in variants.split(",") if v.strip())
-        for v in names:
-            try:
-                HeroConfig().with_ablation(v)
-            except (ValueError, KeyError) as e:
-                raise InputError("--variants", None, str(e)) from None
-        cfg = replace(cfg, variants=names)
+    base = HeroLabConfig.smoke() if smoke else HeroLabConfig()
+    changes = {"steps": steps, "group": group,
+               "seeds": tuple(range(seeds)) if seeds is not None else None,
+               "variants": tuple(v.strip() for v in variants.split(",") if v.strip())
+               if variants else None}  # fmt: skip
+    # HeroLabConfig checks every field (the variants against HeroConfig's ablations)
+    cfg = config(HeroLabConfig, HERO_FLAGS,
+                 **{**asdict_shallow(base), **{k: v for k, v in changes.items() if v is not None}})  # fmt: skip
     with _trainer_prints_to_stderr():
         doc = run_hero_lab(
             out, cfg, sandbox_backend(backend), progress=lambda m: typer.echo(m, err=True)
@@ -106,14 +95,13 @@ def scvd_command(
     as_json: bool = typer.Option(False, "--json", help="Print the result document."),
 ) -> None:
     """SCVD vs FTD: the stage-1 policy as student, a scripted verify-and-repair teacher (micro scale)."""
-    from dataclasses import replace
-
-    from agentpost.commands._options import sandbox_backend
+    from agentpost.commands._options import config, sandbox_backend
     from agentpost.lab.scvd_lab import ScvdLabConfig, run_scvd_lab
 
     cfg = ScvdLabConfig.smoke() if smoke else ScvdLabConfig()
     if seeds is not None:
-        cfg = replace(cfg, seeds=tuple(range(seeds)))
+        cfg = config(ScvdLabConfig, {"seeds": "--seeds"},
+                     **{**asdict_shallow(cfg), "seeds": tuple(range(seeds))})  # fmt: skip
     with _trainer_prints_to_stderr():
         doc = run_scvd_lab(
             out, cfg, sandbox_backend(backend), progress=lambda m: typer.echo(m, err=True)
@@ -128,6 +116,16 @@ def scvd_command(
         cells = [_cell(row[k]) for k in cols]
         typer.echo("\t".join([v, *cells, f"{row['turns']:.1f}", f"{row['tokens']:.0f}"]))
     typer.echo(f"wrote {out / 'scvd_lab.json'}")
+
+
+HERO_FLAGS = {"steps": "--steps", "group": "--group", "seeds": "--seeds", "variants": "--variants"}
+
+
+def asdict_shallow(cfg) -> dict:
+    """A dataclass's fields as keyword arguments, nested configs kept as objects."""
+    from dataclasses import fields
+
+    return {f.name: getattr(cfg, f.name) for f in fields(cfg)}
 
 
 def _trainer_prints_to_stderr():

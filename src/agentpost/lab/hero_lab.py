@@ -145,7 +145,7 @@ def train_variant(
     else:
         evaluate(0, model)
         start.parent.mkdir(parents=True, exist_ok=True)
-        start.write_text(json.dumps(last))
+        write_json(start, last, indent=None)
     t0 = time.monotonic()
     torch.manual_seed(seed)
     trainer = hero_grpo_trainer_cls()(model=model, args=args, processing_class=tok,

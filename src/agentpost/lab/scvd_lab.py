@@ -33,6 +33,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentpost.config_checks import at_least, check, positive
 from agentpost.documents.formats import fmt, producer
 from agentpost.documents.write import write_json, write_lines
 from agentpost.lab.episodes import Episode, task_plans
@@ -64,6 +65,19 @@ class ScvdLabConfig:
     # also take prefixes from the scripted hasty and careful agents (other prefix generators,
     # spec b.9); off for the experiment, on for the smoke run so that D_SC is never empty
     scripted_prefixes: bool = False
+
+    def __post_init__(self) -> None:
+        check(self, {
+            "rollouts_per_task": (at_least(self.rollouts_per_task, 1), "at least 1"),
+            "seeds": (bool(self.seeds) and all(at_least(s, 0) for s in self.seeds),
+                      "a non-empty tuple of seeds >= 0"),
+            "eval_samples": (at_least(self.eval_samples, 1), "at least 1"),
+            "epochs": (positive(self.epochs), "> 0"),
+            "lr": (positive(self.lr), "> 0"),
+            "batch": (at_least(self.batch, 1), "at least 1"),
+            "temperature": (self.temperature >= 0, ">= 0 (0: greedy)"),
+            "n_boot": (at_least(self.n_boot, 0), "at least 0"),
+        })  # fmt: skip
 
     @classmethod
     def smoke(cls) -> ScvdLabConfig:

@@ -26,6 +26,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
+from agentpost.errors import InfraError
 from agentpost.lab.env import LabEnv
 from agentpost.lab.episodes import Episode
 from agentpost.lab.transcript import SUBMIT
@@ -83,6 +84,11 @@ def replay_to_candidate(task: Task, commands: list[str], out: str, backend: Back
             obs, _ = env.step(cmd)
             observations.append(obs)
             probe = env.box.exec(f"test -f {shlex.quote(out)}", cwd=task.workdir, timeout_s=5)
+            if probe.timed_out or probe.killed:
+                # the probe is ours, not the policy's: a probe that could not answer is a fault
+                # (a non-zero exit, e.g. the policy removed its work dir, reads as no candidate)
+                raise InfraError(f"{task.id}: candidate probe after turn {i} failed: "
+                                 f"exit {probe.exit_code}, killed {probe.killed}")  # fmt: skip
             if probe.exit_code == 0:
                 return i, env, observations
     except BaseException:
