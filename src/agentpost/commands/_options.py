@@ -71,3 +71,22 @@ def config(cls, flags: dict[str, str] | None = None, **kw):
         m = re.match(rf"{cls.__name__}\.(\w+)", str(e))
         where = (flags or {}).get(m.group(1)) if m else None
         raise InputError(None, where, str(e)) from None
+
+
+def read_trajectory_files(files: list[Path], empty: str) -> tuple[list, dict[str, str]]:
+    """(trajectories, id → the folder of its file) from JSONL ``files``; a missing file or no
+    trajectory at all is an ``InputError`` (``empty`` says what was expected). The folders are
+    what recorded snapshot references resolve against."""
+    from agentpost.trajectory.io import read_jsonl
+
+    for f in files:
+        if not f.is_file():
+            raise InputError(f, None, "no such trajectory file")
+    trajs, roots = [], {}
+    for f in files:
+        for t in read_jsonl(f):
+            trajs.append(t)
+            roots[t.id] = str(f.resolve().parent)
+    if not trajs:
+        raise InputError(files[0], None, empty)
+    return trajs, roots

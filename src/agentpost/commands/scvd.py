@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from agentpost.commands._options import config, sandbox_backend, suite_dir
+from agentpost.commands._options import config, read_trajectory_files, sandbox_backend, suite_dir
 from agentpost.documents.formats import producer
 from agentpost.errors import InputError
 
@@ -138,7 +138,6 @@ def diagnose_cmd(
     """Annotate (3 judges), vote, replay each candidate, and compute the SCVD metrics."""
     from agentpost.judges.config import build_panel, load_config
     from agentpost.tasks.loader import load_suite
-    from agentpost.trajectory.io import read_jsonl
     from agentpost.verification.pipeline import DiagnoseOptions, diagnose
 
     opts = config(DiagnoseOptions, {"ica_population": "--ica-population", "n_boot": "--n-boot",
@@ -148,16 +147,7 @@ def diagnose_cmd(
                   progress=progress)  # fmt: skip
     sandbox_backend(backend)
     suite = suite_dir(tasks)
-    for f in files:
-        if not f.is_file():
-            raise InputError(f, None, "no such trajectory file")
-    trajs, roots = [], {}
-    for f in files:
-        for t in read_jsonl(f):
-            trajs.append(t)
-            roots[t.id] = str(f.resolve().parent)  # recorded snapshots resolve against it
-    if not trajs:
-        raise InputError(files[0], None, "no trajectories to diagnose")
+    trajs, roots = read_trajectory_files(files, "no trajectories to diagnose")
     cfg = load_config(judges)
     panel = build_panel(
         cfg, str(judges or "default judge config"), judges.parent if judges else None

@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from agentpost.commands._options import config, sandbox_backend, suite_dir
+from agentpost.commands._options import config, read_trajectory_files, sandbox_backend, suite_dir
 from agentpost.documents.formats import fmt, producer
 from agentpost.documents.write import write_json
 from agentpost.errors import InputError
@@ -81,7 +81,6 @@ def collect_cmd(
     from agentpost.judges.config import build_panel, load_config
     from agentpost.store import Store
     from agentpost.tasks.loader import load_suite
-    from agentpost.trajectory.io import read_jsonl
     from agentpost.verification.collect import CollectOptions, collect
     from agentpost.verification.collect_out import summary, write_outputs
     from agentpost.verification.snapshots import snapshot_or_replay_state
@@ -91,16 +90,7 @@ def collect_cmd(
                   progress=progress)  # fmt: skip
     sandbox_backend(backend)
     suite = load_suite(suite_dir(tasks))
-    for f in files:
-        if not f.is_file():
-            raise InputError(f, None, "no such trajectory file")
-    trajs, roots = [], {}
-    for f in files:
-        for tr in read_jsonl(f):
-            trajs.append(tr)
-            roots[tr.id] = str(f.resolve().parent)  # recorded snapshots resolve against it
-    if not trajs:
-        raise InputError(files[0], None, "no student trajectories")
+    trajs, roots = read_trajectory_files(files, "no student trajectories")
     panel = build_panel(load_config(judges), str(judges or "default judge config"),
                         judges.parent if judges else None)  # fmt: skip
     t = _teacher(teacher, "verify-repair", base_url, api_key_env, temperature, max_tokens,
