@@ -62,6 +62,15 @@ def _train(method: str, **kw) -> None:
 _SUITES = typer.Option(None, "--suite", help="Suite directory, one per dataset (default: bundled).")
 _TASKS = typer.Option(None, "--task", help="Only these task ids.")
 _MODEL = typer.Option("tiny", "--model", help="A local model directory, or 'tiny' (built here).")
+# options rl and hg share
+_PROMPTS = typer.Option(4, "--prompts-per-step", min=1, help="Groups per batch.")
+_MAX_NEW_TOKENS = typer.Option(64, "--max-new-tokens", min=1, help="Tokens per turn.")
+_MAX_TURNS = typer.Option(2, "--max-turns", min=1, help="Turns per rollout.")
+_COMMAND_TIMEOUT = typer.Option(30.0, "--command-timeout", help="Seconds per shell turn.")
+_SEED = typer.Option(0, "--seed")
+_SAVE_STEPS = typer.Option(0, "--save-steps", min=0, help="Checkpoint every N steps (0: never).")
+_RESUME = typer.Option(False, "--resume", help="Continue from OUT's latest checkpoint.")
+_BACKEND = typer.Option("bwrap", "--backend", help="Sandbox backend.")
 
 
 def rl_command(
@@ -72,7 +81,7 @@ def rl_command(
     model: str = _MODEL,
     steps: int = typer.Option(2, "--steps", min=1, help="Optimiser steps (paper: 100)."),
     group_size: int = typer.Option(4, "--group-size", "-G", min=2, help="Rollouts per prompt."),
-    prompts_per_step: int = typer.Option(4, "--prompts-per-step", min=1, help="Groups per batch."),
+    prompts_per_step: int = _PROMPTS,
     reward_mode: str = typer.Option(
         "five_level", "--reward", help="five_level, binary or strict_binary."
     ),
@@ -80,17 +89,13 @@ def rl_command(
         8, "--max-refills", min=0, help="Further groups drawn per slot."
     ),
     learning_rate: float = typer.Option(1e-6, "--lr", help="Learning rate (cosine)."),
-    max_new_tokens: int = typer.Option(64, "--max-new-tokens", min=1, help="Tokens per turn."),
-    max_turns: int = typer.Option(2, "--max-turns", min=1, help="Turns per rollout."),
-    command_timeout: float = typer.Option(
-        30.0, "--command-timeout", help="Seconds per shell turn."
-    ),
-    seed: int = typer.Option(0, "--seed"),
-    save_steps: int = typer.Option(
-        0, "--save-steps", min=0, help="Checkpoint every N steps (0: never)."
-    ),
-    resume: bool = typer.Option(False, "--resume", help="Continue from OUT's latest checkpoint."),
-    backend: str = typer.Option("bwrap", "--backend", help="Sandbox backend."),
+    max_new_tokens: int = _MAX_NEW_TOKENS,
+    max_turns: int = _MAX_TURNS,
+    command_timeout: float = _COMMAND_TIMEOUT,
+    seed: int = _SEED,
+    save_steps: int = _SAVE_STEPS,
+    resume: bool = _RESUME,
+    backend: str = _BACKEND,
 ) -> None:
     """GRPO with the five-level reward and dynamic sampling with refill (spec b.6) on security tasks.
 
@@ -113,7 +118,7 @@ def hg_command(
     group_size: int = typer.Option(
         4, "--group-size", "-G", min=2, help="Rollouts per prompt (paper: 8)."
     ),
-    prompts_per_step: int = typer.Option(4, "--prompts-per-step", min=1, help="Groups per batch."),
+    prompts_per_step: int = _PROMPTS,
     hint_level: str = typer.Option("L4", "--hint-level", help="L1..L4 (teacher only)."),
     teacher: str = typer.Option("frozen_sft", "--teacher", help="frozen_sft or live_policy."),
     divergence: str = typer.Option("js_skew", "--divergence", help="js_skew, k1, k2 or k3."),
@@ -121,17 +126,13 @@ def hg_command(
     beta: float = typer.Option(1.0, "--beta", help="Weight of the distillation term."),
     opd_only: bool = typer.Option(False, "--opd-only", help="Zero the GRPO advantage."),
     learning_rate: float = typer.Option(1e-6, "--lr", help="Learning rate (constant)."),
-    max_new_tokens: int = typer.Option(64, "--max-new-tokens", min=1, help="Tokens per turn."),
-    max_turns: int = typer.Option(2, "--max-turns", min=1, help="Turns per rollout."),
-    command_timeout: float = typer.Option(
-        30.0, "--command-timeout", help="Seconds per shell turn."
-    ),
-    seed: int = typer.Option(0, "--seed"),
-    save_steps: int = typer.Option(
-        0, "--save-steps", min=0, help="Checkpoint every N steps (0: never)."
-    ),
-    resume: bool = typer.Option(False, "--resume", help="Continue from OUT's latest checkpoint."),
-    backend: str = typer.Option("bwrap", "--backend", help="Sandbox backend."),
+    max_new_tokens: int = _MAX_NEW_TOKENS,
+    max_turns: int = _MAX_TURNS,
+    command_timeout: float = _COMMAND_TIMEOUT,
+    seed: int = _SEED,
+    save_steps: int = _SAVE_STEPS,
+    resume: bool = _RESUME,
+    backend: str = _BACKEND,
 ) -> None:
     """Hint-guided on-policy self-distillation: L_GRPO + beta * D against a hinted teacher (spec b.7).
 
