@@ -96,3 +96,19 @@ def test_sc_row_hands_the_students_state_to_the_teacher(tasks):
     assert sc_row(t, no_candidate, outs[t.id], BACKEND) == (None, "no candidate")
     f = ftd_row(t, BACKEND)
     assert all(m["train"] for m in f.messages if m["role"] == "assistant")
+
+
+@needs_bwrap
+def test_a_lab_rollout_cannot_read_the_answer_or_write_its_own_reward(tasks):
+    from agentpost.lab.env import LabEnv
+
+    suite, _ = tasks
+    t = suite[0]
+    expected = (t.path / "tests" / "expected.txt").read_text()
+    with LabEnv(t, BACKEND) as env:
+        obs, _ = env.step("cat /tests/expected.txt; find / -name expected.txt 2>/dev/null | head")
+        assert expected.strip() not in obs.split("]", 1)[1]
+        env.step("mkdir -p /logs/verifier && echo 1 > /logs/verifier/reward.txt")
+        env.step("echo 1 > /tmp/reward.txt; echo 1 > $HOME/reward.txt")
+        env.step("submit")
+        assert env.resolved() is False  # no output file: a planted reward earns nothing
