@@ -2,6 +2,10 @@
 
 from pathlib import Path
 
+import orjson
+import pytest
+
+from agentpost.errors import InputError
 from agentpost.trajectory.importing import import_file
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "trajectories"
@@ -95,3 +99,24 @@ def test_litellm_log_with_logprobs(tmp_path):
     assert lp.top_tokens == [["I", "Sure"], ["'ll", " will"]]
     assert lp.top_logprobs == [[-0.5, -1.5], [-0.1, -2.4]]
     assert t.turns[-1].usage.cost_usd == 0.016626000000000002
+
+
+@pytest.mark.parametrize(
+    "doc, where, message",
+    [
+        ({"messages": [{"role": "assistant", "tool_calls": "ls"}]}, "$.messages[0].tool_calls",
+         "expected list, got str"),
+        ([{"role": "assistant", "tool_calls": [5]}], "$[0].tool_calls[0]",
+         "expected an object, got int"),
+        ([{"role": "assistant", "tool_calls": [{"function": "bash"}]}],
+         "$[0].tool_calls[0].function", "expected an object, got str"),
+        ({"messages": [], "response": {"choices": [{"message": "hi"}]}},
+         "$.response.choices[0].message", "expected an object, got str"),
+    ],
+)  # fmt: skip
+def test_a_mistyped_assistant_message_is_an_input_error_at_its_place(tmp_path, doc, where, message):
+    p = tmp_path / "chat.json"
+    p.write_bytes(orjson.dumps(doc))
+    with pytest.raises(InputError) as e:
+        import_file(p, fmt="openai-chat")
+    assert (e.value.where, e.value.message) == (where, message)
