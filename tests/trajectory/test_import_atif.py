@@ -3,8 +3,10 @@ the numbers are placeholders, checked here only as parsing results."""
 
 from pathlib import Path
 
+import orjson
 import pytest
 
+from agentpost.errors import InputError
 from agentpost.trajectory.importers import NotATrajectory
 from agentpost.trajectory.importing import import_file, import_paths
 
@@ -97,3 +99,25 @@ def test_harbor_trial_result_joined(tmp_path):
     assert [s[1] for s in report.skipped] == ["Harbor trial result, joined into its trajectory"]
     out = report.trajectories[0].outcome
     assert (out.resolved, out.reward, out.evaluator) == (True, 1.0, "harbor-verifier")
+
+
+@pytest.mark.parametrize(
+    "step, where, message",
+    [
+        ({"source": "agent", "tool_calls": 3}, "$.steps[0].tool_calls", "expected list, got int"),
+        ({"source": "agent", "observation": "ok"}, "$.steps[0].observation",
+         "expected dict, got str"),
+        ({"source": "agent", "observation": {"results": 1}}, "$.steps[0].observation.results",
+         "expected list, got int"),
+        ({"source": "system", "observation": [1]}, "$.steps[0].observation",
+         "expected dict, got list"),
+    ],
+)  # fmt: skip
+def test_a_mistyped_step_field_is_an_input_error_at_its_place(tmp_path, step, where, message):
+    doc = {"schema_version": "ATIF-v1.2", "session_id": "s", "agent": {"name": "a"},
+           "steps": [step]}  # fmt: skip
+    p = tmp_path / "trajectory.json"
+    p.write_bytes(orjson.dumps(doc))
+    with pytest.raises(InputError) as e:
+        import_file(p, fmt="atif")
+    assert (e.value.where, e.value.message) == (where, message)

@@ -109,7 +109,7 @@ def test_litellm_log_with_logprobs(tmp_path):
         ([{"role": "assistant", "tool_calls": [5]}], "$[0].tool_calls[0]",
          "expected an object, got int"),
         ([{"role": "assistant", "tool_calls": [{"function": "bash"}]}],
-         "$[0].tool_calls[0].function", "expected an object, got str"),
+         "$[0].tool_calls[0].function", "expected dict, got str"),
         ({"messages": [], "response": {"choices": [{"message": "hi"}]}},
          "$.response.choices[0].message", "expected an object, got str"),
     ],

@@ -66,6 +66,17 @@ def req(ctx: Ctx, obj: Any, key: str, where: str, kind: type | tuple = object) -
     return value
 
 
+def opt(ctx: Ctx, obj: dict, key: str, where: str, kind: type) -> Any:
+    """``obj[key]`` when it is a ``kind``; a missing or empty value reads as ``kind()``; any
+    other value is an ``InputError`` naming ``where.key`` (``req`` for optional fields)."""
+    value = obj.get(key)
+    if not value:
+        return kind()
+    if not isinstance(value, kind):
+        raise ctx.fail(f"{where}.{key}", f"expected {kind.__name__}, got {type(value).__name__}")
+    return value
+
+
 def as_int(v: Any) -> int | None:
     if type(v) is int:  # the common case first: this runs for every token count
         return v

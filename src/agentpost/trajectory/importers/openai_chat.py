@@ -26,20 +26,13 @@ def _assistant(msg: Any, index: int, ctx: c.Ctx, where: str) -> Any:
     at ``where``."""
     if not isinstance(msg, dict):
         raise ctx.fail(where, f"expected an object, got {type(msg).__name__}")
-    tcs = msg.get("tool_calls") or []
-    if not isinstance(tcs, list):
-        raise ctx.fail(f"{where}.tool_calls", f"expected list, got {type(tcs).__name__}")
     calls = []
-    for j, tc in enumerate(tcs):
+    for j, tc in enumerate(c.opt(ctx, msg, "tool_calls", where, list)):
         if not isinstance(tc, dict):
             raise ctx.fail(
                 f"{where}.tool_calls[{j}]", f"expected an object, got {type(tc).__name__}"
             )
-        fn = tc.get("function") or {}
-        if not isinstance(fn, dict):
-            raise ctx.fail(
-                f"{where}.tool_calls[{j}].function", f"expected an object, got {type(fn).__name__}"
-            )
+        fn = c.opt(ctx, tc, "function", f"{where}.tool_calls[{j}]", dict)
         calls.append(c.tool_call(str(fn.get("name")), fn.get("arguments"), tc.get("id")))
     return c.turn(
         index,
