@@ -32,8 +32,8 @@ from agentpost.trajectory.model import (
 )
 
 _tool_call = maker(ToolCall)
-_usage = new_usage = maker(Usage)  # per-call constructors for the importers' hot loops
-_logprobs = new_logprobs = maker(Logprobs)
+new_usage = maker(Usage)  # per-call constructors for the importers' hot loops
+new_logprobs = maker(Logprobs)
 _totals = maker(Totals)
 
 
@@ -159,7 +159,7 @@ def usage_from_openai(u: Any, source: str = "reported", cost: Any = None) -> Usa
         return None
     if cost is None:
         cost = u.get("cost")
-    return _usage(
+    return new_usage(
         input_tokens=inp,
         cached_tokens=cached,
         output_tokens=out,
@@ -269,7 +269,7 @@ def logprobs_from_openai(lp: Any) -> Logprobs | None:
         top_lp.append([as_float(t.get("logprob")) or 0.0 for t in tops])
         top_tok.append([str(t.get("token", "")) for t in tops])
     has_top = any(top_tok)
-    return _logprobs(
+    return new_logprobs(
         tokens=tokens,
         chosen=chosen,
         top_logprobs=top_lp if has_top else None,
