@@ -9,6 +9,7 @@ import pytest
 from agentpost.errors import InputError
 from agentpost.trajectory.importers import NotATrajectory
 from agentpost.trajectory.importing import import_file, import_paths
+from agentpost.trajectory.io import dumps
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "trajectories" / "atif" / "harbor-golden"
 T2 = DATA / "terminus_2"
@@ -121,3 +122,17 @@ def test_a_mistyped_step_field_is_an_input_error_at_its_place(tmp_path, step, wh
     with pytest.raises(InputError) as e:
         import_file(p, fmt="atif")
     assert (e.value.where, e.value.message) == (where, message)
+
+
+def test_a_count_past_64_bits_is_no_count(tmp_path):
+    """``1e26`` or a 30-digit string as a token count is null, and the trajectory serialises
+    (the int it would make is past what orjson writes: the writer's traceback)."""
+    metrics = {"prompt_tokens": 1e26, "completion_tokens": "9" * 30, "cached_tokens": 5.0}
+    doc = {"schema_version": "ATIF-v1.2", "session_id": "s", "agent": {"name": "a"},
+           "steps": [{"source": "agent", "metrics": metrics}]}  # fmt: skip
+    p = tmp_path / "trajectory.json"
+    p.write_bytes(orjson.dumps(doc))
+    (traj,) = import_file(p, fmt="atif")
+    u = traj.turns[0].usage
+    assert (u.input_tokens, u.output_tokens, u.cached_tokens) == (None, None, 5)
+    dumps(traj)

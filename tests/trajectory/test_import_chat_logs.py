@@ -7,6 +7,7 @@ import pytest
 
 from agentpost.errors import InputError
 from agentpost.trajectory.importing import import_file
+from agentpost.trajectory.io import dumps
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "trajectories"
 LLM = DATA / "openai-chat" / "openhands-sdk" / "tests" / "fixtures" / "llm_data"
@@ -120,3 +121,13 @@ def test_a_mistyped_assistant_message_is_an_input_error_at_its_place(tmp_path, d
     with pytest.raises(InputError) as e:
         import_file(p, fmt="openai-chat")
     assert (e.value.where, e.value.message) == (where, message)
+
+
+def test_an_exit_code_past_64_bits_is_null(tmp_path):
+    doc = [{"role": "assistant", "content": "x"},
+           {"role": "tool", "content": f"[Command finished with exit code {'9' * 30}]"}]  # fmt: skip
+    p = tmp_path / "chat.json"
+    p.write_bytes(orjson.dumps(doc))
+    (traj,) = import_file(p, fmt="openai-chat")
+    assert traj.turns[0].observations[0].exit_code is None
+    dumps(traj)

@@ -85,10 +85,15 @@ def as_int(v: Any) -> int | None:
     if isinstance(v, int):
         return v
     if isinstance(v, float) and v.is_integer():
-        return int(v)
-    if isinstance(v, str) and v.strip().lstrip("-").isdigit():
-        return int(v)
-    return None
+        v = int(v)
+    elif isinstance(v, str) and v.strip().lstrip("-").isdigit():
+        v = int(v)
+    else:
+        return None
+    return v if _INT_LOW <= v <= _INT_HIGH else None  # a 1e30 "count" is no count
+
+
+_INT_LOW, _INT_HIGH = -(2**63), 2**64 - 1  # the integers JSON output (orjson) can hold
 
 
 def as_float(v: Any) -> float | None:

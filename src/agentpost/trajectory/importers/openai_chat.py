@@ -55,7 +55,7 @@ def _turns(messages: list, ctx: c.Ctx, meta: dict, where: str) -> list:
             m = EXIT_RE.search(text[-400:]) if text else None
             call_id = msg.get("tool_call_id")
             turns[-1].observations.append(
-                c.observation(call_id, text, int(m.group(1)) if m else None)
+                c.observation(call_id, text, c.as_int(m.group(1)) if m else None)
             )
         elif role == "system" and meta.get("system_prompt") is None:
             meta["system_prompt"] = c.as_str(msg.get("content"))
@@ -121,7 +121,9 @@ def _results_after(messages: list, start: int) -> list:
             break
         text = c.as_str(msg.get("content"))
         m = EXIT_RE.search(text[-400:]) if text else None
-        out.append(c.observation(msg.get("tool_call_id"), text, int(m.group(1)) if m else None))
+        out.append(
+            c.observation(msg.get("tool_call_id"), text, c.as_int(m.group(1)) if m else None)
+        )
     return out
 
 
