@@ -136,3 +136,14 @@ def test_a_count_past_64_bits_is_no_count(tmp_path):
     u = traj.turns[0].usage
     assert (u.input_tokens, u.output_tokens, u.cached_tokens) == (None, None, 5)
     dumps(traj)
+
+
+def test_counts_that_sum_past_64_bits_are_an_input_error(tmp_path):
+    step = {"source": "agent", "metrics": {"prompt_tokens": 2**64 - 1}}
+    doc = {"schema_version": "ATIF-v1.2", "session_id": "s", "agent": {"name": "a"},
+           "steps": [step, step]}  # fmt: skip
+    p = tmp_path / "trajectory.json"
+    p.write_bytes(orjson.dumps(doc))
+    with pytest.raises(InputError) as e:
+        import_file(p, fmt="atif")
+    assert e.value.where == "$" and "input_tokens sum to" in e.value.message

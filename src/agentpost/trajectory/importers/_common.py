@@ -219,6 +219,7 @@ def tool_call(name: str, arguments: Any, call_id: str | None = None) -> ToolCall
     )
 
 
+_SUMS = ("input_tokens", "cached_tokens", "output_tokens", "reasoning_tokens")
 _TRAJ_STR = ("task_id", "agent", "agent_version", "model", "run_id", "instruction", "system_prompt")
 
 
@@ -305,7 +306,11 @@ def trajectory(
     """Assemble a trajectory; totals come from ``compute_totals`` (run totals only as fallback)."""
     for i, t in enumerate(turns):
         t.__dict__["index"] = i
-    totals = _totals(**totals_values(turns, run_total), unknown=[])
+    values = totals_values(turns, run_total)
+    for k in _SUMS:  # each count fits; their sum may not, and the writer cannot write it
+        if (v := values[k]) is not None and v > _INT_HIGH:
+            raise ctx.fail("$", f"the turns' {k} sum to {v}, past what 64 bits hold")
+    totals = _totals(**values, unknown=[])
     for k in _TRAJ_STR:
         if k in fields:
             fields[k] = as_str(fields[k])
