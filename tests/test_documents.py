@@ -21,9 +21,6 @@ FORMAT_RE = re.compile(r"""["'](agentpost\.[a-z][a-z0-9_.-]*/\d+)["']""")
 FMT_CALL_RE = re.compile(r"""\bfmt\(\s*"(agentpost\.[a-z][a-z0-9_.-]*)"(?:,\s*(\d+))?\)""")
 # a producer written as a literal: {"name": "..."} next to a version, or Producer(name="...")
 LITERAL_RE = re.compile(r"""(?:"name":\s*|Producer\(\s*name=)f?"([^"{]+)"[^\n]*\n?[^\n]*version""")
-# Literal producer names allowed to not resolve (none now: the demo/ package builds its blocks
-# with ``producer(...)`` too). Any literal must resolve.
-DEMO_PENDING: set[tuple[str, str]] = set()
 
 
 def _sources():
@@ -69,8 +66,6 @@ def test_every_literal_producer_name_resolves_to_code() -> None:
         if p.suffix != ".py" or p.parts[-2] == "documents":
             continue
         for name in LITERAL_RE.findall(p.read_text()):
-            if (p.name, name) in DEMO_PENDING:
-                continue
             try:
                 resolve(name)
             except (ImportError, AttributeError, KeyError):

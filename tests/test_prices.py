@@ -59,6 +59,7 @@ def test_fields_are_keyword_only_so_the_old_argument_orders_cannot_mix() -> None
         ({"output": float("nan")}, "output"),
         ({"cached": float("inf")}, "cached"),
         ({"input": "1"}, "input"),
+        ({"output": True}, "output"),
         ({"unit": ""}, "unit"),
     ],
 )

@@ -20,8 +20,9 @@ Layer: model.
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass
+
+from agentpost.config_checks import check, non_negative
 
 PER = 1_000_000  # tokens per price unit
 CACHED_SHARE = 0.1  # default price of a cached token, as a share of an uncached one (spec b.10)
@@ -37,15 +38,17 @@ class Prices:
     unit: str = "relative"
 
     def __post_init__(self) -> None:
-        """A negative, infinite or NaN price fails here, naming the field."""
-        for name in ("input", "output", "cached"):
-            value = getattr(self, name)
-            if value is None and name == "cached":
-                continue
-            if not isinstance(value, int | float) or not 0 <= value < math.inf:
-                raise ValueError(f"Prices.{name} must be a number >= 0, got {value!r}")
-        if not self.unit:
-            raise ValueError("Prices.unit must be a non-empty label, got ''")
+        """A negative, infinite or NaN price (or a bool) fails here, naming the field."""
+        price = "a number >= 0"
+        check(
+            self,
+            {
+                "input": (non_negative(self.input), price),
+                "output": (non_negative(self.output), price),
+                "cached": (self.cached is None or non_negative(self.cached), price),
+                "unit": (isinstance(self.unit, str) and bool(self.unit), "a non-empty label"),
+            },
+        )
 
     @property
     def cached_price(self) -> float:

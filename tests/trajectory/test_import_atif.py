@@ -3,10 +3,13 @@ the numbers are placeholders, checked here only as parsing results."""
 
 from pathlib import Path
 
+import orjson
 import pytest
 
+from agentpost.errors import InputError
 from agentpost.trajectory.importers import NotATrajectory
 from agentpost.trajectory.importing import import_file, import_paths
+from agentpost.trajectory.io import dumps
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "trajectories" / "atif" / "harbor-golden"
 T2 = DATA / "terminus_2"
@@ -97,3 +100,50 @@ def test_harbor_trial_result_joined(tmp_path):
     assert [s[1] for s in report.skipped] == ["Harbor trial result, joined into its trajectory"]
     out = report.trajectories[0].outcome
     assert (out.resolved, out.reward, out.evaluator) == (True, 1.0, "harbor-verifier")
+
+
+@pytest.mark.parametrize(
+    "step, where, message",
+    [
+        ({"source": "agent", "tool_calls": 3}, "$.steps[0].tool_calls", "expected list, got int"),
+        ({"source": "agent", "observation": "ok"}, "$.steps[0].observation",
+         "expected dict, got str"),
+        ({"source": "agent", "observation": {"results": 1}}, "$.steps[0].observation.results",
+         "expected list, got int"),
+        ({"source": "system", "observation": [1]}, "$.steps[0].observation",
+         "expected dict, got list"),
+    ],
+)  # fmt: skip
+def test_a_mistyped_step_field_is_an_input_error_at_its_place(tmp_path, step, where, message):
+    doc = {"schema_version": "ATIF-v1.2", "session_id": "s", "agent": {"name": "a"},
+           "steps": [step]}  # fmt: skip
+    p = tmp_path / "trajectory.json"
+    p.write_bytes(orjson.dumps(doc))
+    with pytest.raises(InputError) as e:
+        import_file(p, fmt="atif")
+    assert (e.value.where, e.value.message) == (where, message)
+
+
+def test_a_count_past_64_bits_is_no_count(tmp_path):
+    """``1e26`` or a 30-digit string as a token count is null, and the trajectory serialises
+    (the int it would make is past what orjson writes: the writer's traceback)."""
+    metrics = {"prompt_tokens": 1e26, "completion_tokens": "9" * 30, "cached_tokens": 5.0}
+    doc = {"schema_version": "ATIF-v1.2", "session_id": "s", "agent": {"name": "a"},
+           "steps": [{"source": "agent", "metrics": metrics}]}  # fmt: skip
+    p = tmp_path / "trajectory.json"
+    p.write_bytes(orjson.dumps(doc))
+    (traj,) = import_file(p, fmt="atif")
+    u = traj.turns[0].usage
+    assert (u.input_tokens, u.output_tokens, u.cached_tokens) == (None, None, 5)
+    dumps(traj)
+
+
+def test_counts_that_sum_past_64_bits_are_an_input_error(tmp_path):
+    step = {"source": "agent", "metrics": {"prompt_tokens": 2**64 - 1}}
+    doc = {"schema_version": "ATIF-v1.2", "session_id": "s", "agent": {"name": "a"},
+           "steps": [step, step]}  # fmt: skip
+    p = tmp_path / "trajectory.json"
+    p.write_bytes(orjson.dumps(doc))
+    with pytest.raises(InputError) as e:
+        import_file(p, fmt="atif")
+    assert e.value.where == "$" and "input_tokens sum to" in e.value.message

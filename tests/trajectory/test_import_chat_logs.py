@@ -2,7 +2,12 @@
 
 from pathlib import Path
 
+import orjson
+import pytest
+
+from agentpost.errors import InputError
 from agentpost.trajectory.importing import import_file
+from agentpost.trajectory.io import dumps
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "trajectories"
 LLM = DATA / "openai-chat" / "openhands-sdk" / "tests" / "fixtures" / "llm_data"
@@ -95,3 +100,34 @@ def test_litellm_log_with_logprobs(tmp_path):
     assert lp.top_tokens == [["I", "Sure"], ["'ll", " will"]]
     assert lp.top_logprobs == [[-0.5, -1.5], [-0.1, -2.4]]
     assert t.turns[-1].usage.cost_usd == 0.016626000000000002
+
+
+@pytest.mark.parametrize(
+    "doc, where, message",
+    [
+        ({"messages": [{"role": "assistant", "tool_calls": "ls"}]}, "$.messages[0].tool_calls",
+         "expected list, got str"),
+        ([{"role": "assistant", "tool_calls": [5]}], "$[0].tool_calls[0]",
+         "expected an object, got int"),
+        ([{"role": "assistant", "tool_calls": [{"function": "bash"}]}],
+         "$[0].tool_calls[0].function", "expected dict, got str"),
+        ({"messages": [], "response": {"choices": [{"message": "hi"}]}},
+         "$.response.choices[0].message", "expected an object, got str"),
+    ],
+)  # fmt: skip
+def test_a_mistyped_assistant_message_is_an_input_error_at_its_place(tmp_path, doc, where, message):
+    p = tmp_path / "chat.json"
+    p.write_bytes(orjson.dumps(doc))
+    with pytest.raises(InputError) as e:
+        import_file(p, fmt="openai-chat")
+    assert (e.value.where, e.value.message) == (where, message)
+
+
+def test_an_exit_code_past_64_bits_is_null(tmp_path):
+    doc = [{"role": "assistant", "content": "x"},
+           {"role": "tool", "content": f"[Command finished with exit code {'9' * 30}]"}]  # fmt: skip
+    p = tmp_path / "chat.json"
+    p.write_bytes(orjson.dumps(doc))
+    (traj,) = import_file(p, fmt="openai-chat")
+    assert traj.turns[0].observations[0].exit_code is None
+    dumps(traj)

@@ -61,6 +61,8 @@ def test_every_format_name_resolves():
         assert hasattr(module, "convert") or hasattr(module, "convert_lines")
     with pytest.raises(InputError):
         get_importer("no-such-format")
+    with pytest.raises(InputError, match="'os.path' names no importer"):
+        get_importer("os.path")  # a module, but not an importer
 
 
 def test_empty_and_binary_heads_are_errors(tmp_path):

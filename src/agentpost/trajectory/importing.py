@@ -135,9 +135,8 @@ def import_file(path: Path, fmt: str | None = None, keep_raw: bool = False) -> l
     raw = read_regular(path)  # a FIFO or /dev/zero is refused, not read forever
     if raw.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte-order mark (Windows editors write it)
         raw = raw[3:]
-    detected = detect(
-        path, raw
-    )  # its first HEAD bytes; rejects empty/binary files, skips companions
+    # detect reads its first HEAD bytes; it rejects empty or binary files, skips companions
+    detected = detect(path, raw)
     name = fmt or detected
     data: Any = None
     if name is None:

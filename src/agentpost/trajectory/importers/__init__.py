@@ -42,12 +42,16 @@ HEAD = 65536
 
 def get_importer(name: str) -> ModuleType:
     """The importer module for ``name``: a ``FORMATS`` entry, else a dotted module path (through
-    the one loader, ``agentpost.components``)."""
+    the one loader, ``agentpost.components``), which must define ``convert`` or
+    ``convert_lines``."""
     table = {k: f"{__name__}.{v}" for k, v in FORMATS.items()}
     try:
-        return resolve(table, name, "format", modules=True)
+        module = resolve(table, name, "format", modules=True)
     except ValueError as e:
         raise InputError(None, None, str(e)) from None
+    if not (hasattr(module, "convert") or hasattr(module, "convert_lines")):
+        raise InputError(None, None, f"format {name!r} names no importer (no convert function)")
+    return module
 
 
 # agentpost's own documents start with their format: {"format": "agentpost.run/1", ...}

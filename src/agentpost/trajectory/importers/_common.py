@@ -32,8 +32,8 @@ from agentpost.trajectory.model import (
 )
 
 _tool_call = maker(ToolCall)
-_usage = new_usage = maker(Usage)  # per-call constructors for the importers' hot loops
-_logprobs = new_logprobs = maker(Logprobs)
+new_usage = maker(Usage)  # per-call constructors for the importers' hot loops
+new_logprobs = maker(Logprobs)
 _totals = maker(Totals)
 
 
@@ -66,6 +66,17 @@ def req(ctx: Ctx, obj: Any, key: str, where: str, kind: type | tuple = object) -
     return value
 
 
+def opt(ctx: Ctx, obj: dict, key: str, where: str, kind: type) -> Any:
+    """``obj[key]`` when it is a ``kind``; a missing or empty value reads as ``kind()``; any
+    other value is an ``InputError`` naming ``where.key`` (``req`` for optional fields)."""
+    value = obj.get(key)
+    if not value:
+        return kind()
+    if not isinstance(value, kind):
+        raise ctx.fail(f"{where}.{key}", f"expected {kind.__name__}, got {type(value).__name__}")
+    return value
+
+
 def as_int(v: Any) -> int | None:
     if type(v) is int:  # the common case first: this runs for every token count
         return v
@@ -74,10 +85,15 @@ def as_int(v: Any) -> int | None:
     if isinstance(v, int):
         return v
     if isinstance(v, float) and v.is_integer():
-        return int(v)
-    if isinstance(v, str) and v.strip().lstrip("-").isdigit():
-        return int(v)
-    return None
+        v = int(v)
+    elif isinstance(v, str) and v.strip().lstrip("-").isdigit():
+        v = int(v)
+    else:
+        return None
+    return v if _INT_LOW <= v <= _INT_HIGH else None  # a 1e30 "count" is no count
+
+
+_INT_LOW, _INT_HIGH = -(2**63), 2**64 - 1  # the integers JSON output (orjson) can hold
 
 
 def as_float(v: Any) -> float | None:
@@ -148,7 +164,7 @@ def usage_from_openai(u: Any, source: str = "reported", cost: Any = None) -> Usa
         return None
     if cost is None:
         cost = u.get("cost")
-    return _usage(
+    return new_usage(
         input_tokens=inp,
         cached_tokens=cached,
         output_tokens=out,
@@ -203,6 +219,7 @@ def tool_call(name: str, arguments: Any, call_id: str | None = None) -> ToolCall
     )
 
 
+_SUMS = ("input_tokens", "cached_tokens", "output_tokens", "reasoning_tokens")
 _TRAJ_STR = ("task_id", "agent", "agent_version", "model", "run_id", "instruction", "system_prompt")
 
 
@@ -258,7 +275,7 @@ def logprobs_from_openai(lp: Any) -> Logprobs | None:
         top_lp.append([as_float(t.get("logprob")) or 0.0 for t in tops])
         top_tok.append([str(t.get("token", "")) for t in tops])
     has_top = any(top_tok)
-    return _logprobs(
+    return new_logprobs(
         tokens=tokens,
         chosen=chosen,
         top_logprobs=top_lp if has_top else None,
@@ -289,7 +306,11 @@ def trajectory(
     """Assemble a trajectory; totals come from ``compute_totals`` (run totals only as fallback)."""
     for i, t in enumerate(turns):
         t.__dict__["index"] = i
-    totals = _totals(**totals_values(turns, run_total), unknown=[])
+    values = totals_values(turns, run_total)
+    for k in _SUMS:  # each count fits; their sum may not, and the writer cannot write it
+        if (v := values[k]) is not None and v > _INT_HIGH:
+            raise ctx.fail("$", f"the turns' {k} sum to {v}, past what 64 bits hold")
+    totals = _totals(**values, unknown=[])
     for k in _TRAJ_STR:
         if k in fields:
             fields[k] = as_str(fields[k])

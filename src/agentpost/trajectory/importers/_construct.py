@@ -27,15 +27,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel
-
 MISSING = object()  # "not given" for fields with a default factory (None may be a value)
 _DISPLAYS = {list: "[]", dict: "{}"}
 _MAKERS: dict[type, Callable[..., Any]] = {}
-# BaseModel's slots, set through their descriptors (cheaper than ``object.__setattr__``)
-_SLOTS = {
-    n: BaseModel.__dict__[f"__pydantic_{n}__"].__set__ for n in ("fields_set", "extra", "private")
-}
 
 
 def _source(cls: type, coerce: dict[str, tuple[type, Callable]]) -> tuple[str, dict[str, Any]]:
@@ -45,9 +39,6 @@ def _source(cls: type, coerce: dict[str, tuple[type, Callable]]) -> tuple[str, d
         "_cls": cls,
         "_set_dict": object.__setattr__,
         "_MISSING": MISSING,
-        "_fs": _SLOTS["fields_set"],
-        "_ex": _SLOTS["extra"],
-        "_pr": _SLOTS["private"],
     }
     if getattr(cls, "__private_attributes__", None):
         raise TypeError(f"{cls.__name__} has private attributes; use model_construct")

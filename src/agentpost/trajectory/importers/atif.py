@@ -116,7 +116,7 @@ def _calls_from_message(message: str | None) -> list:
 def _turn(step: dict, terminus: bool, ctx: c.Ctx, where: str) -> Any:
     calls = [
         c.tool_call(str(tc.get("function_name")), tc.get("arguments"), tc.get("tool_call_id"))
-        for tc in step.get("tool_calls") or []
+        for tc in c.opt(ctx, step, "tool_calls", where, list)
         if isinstance(tc, dict)
     ]
     extra: dict[str, Any] = {}
@@ -125,7 +125,8 @@ def _turn(step: dict, terminus: bool, ctx: c.Ctx, where: str) -> Any:
         if calls:
             extra["calls_from_message"] = True
     observations = []
-    for r in (step.get("observation") or {}).get("results") or []:
+    obs = c.opt(ctx, step, "observation", where, dict)
+    for r in c.opt(ctx, obs, "results", f"{where}.observation", list):
         if not isinstance(r, dict) or "subagent_trajectory_ref" in r and "content" not in r:
             continue
         call_id = r.get("source_call_id")
@@ -171,8 +172,11 @@ def _steps(data: dict, ctx: c.Ctx, meta: dict, depth: int = 0) -> list:
         elif src == "system":
             if meta.get("system_prompt") is None and not out:
                 meta["system_prompt"] = c.as_str(step.get("message"))
-            for r in (step.get("observation") or {}).get("results") or []:
-                for ref in (r or {}).get("subagent_trajectory_ref") or []:
+            obs = c.opt(ctx, step, "observation", f"$.steps[{i}]", dict)
+            for r in c.opt(ctx, obs, "results", f"$.steps[{i}].observation", list):
+                for ref in (
+                    r.get("subagent_trajectory_ref") if isinstance(r, dict) else None
+                ) or []:
                     meta.setdefault("subagents", []).append(ref)
     ref = data.get("continued_trajectory_ref")
     if isinstance(ref, str) and depth < 20:

@@ -78,7 +78,7 @@ def _output(p: dict) -> Any:
         text = c.as_str(out.get("content")) or c.as_str(out.get("output"))
     if code is None and text:
         m = EXIT_LINE.search(text[:400])
-        code = int(m.group(1)) if m else None
+        code = c.as_int(m.group(1)) if m else None
     return c.observation(p.get("call_id"), text, code)
 
 

@@ -61,7 +61,7 @@ def _call(tc: dict) -> tuple[Any, Any]:
     exit_code = None
     if name in SHELL and result is not None:
         m = EXIT_CODE.search(result)
-        exit_code = int(m.group(1)) if m else None
+        exit_code = c.as_int(m.group(1)) if m else None
     err = True if status == "error" else (False if status == "success" else None)
     return call, c.observation(tc.get("id"), result, exit_code, err, None)
 

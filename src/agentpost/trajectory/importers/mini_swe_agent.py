@@ -138,7 +138,7 @@ def _observation(msg: dict, turn: Any) -> Any:
     timed_out = None
     if exit_code is None and text:
         m = RETURNCODE_RE.search(text, 0, 200)
-        exit_code = int(m.group(1)) if m else None
+        exit_code = c.as_int(m.group(1)) if m else None
         if text.startswith("The last command <command>") and "timed out" in text[:2000]:
             timed_out = True
     info = extra.get("exception_info")

@@ -21,10 +21,18 @@ NAME = "openai-chat"
 EXIT_RE = re.compile(r"\[(?:The command completed|Command finished) with exit code (-?\d+)\.?\]")
 
 
-def _assistant(msg: dict, index: int) -> Any:
+def _assistant(msg: Any, index: int, ctx: c.Ctx, where: str) -> Any:
+    """The turn of one assistant message; a mistyped message or tool call is an ``InputError``
+    at ``where``."""
+    if not isinstance(msg, dict):
+        raise ctx.fail(where, f"expected an object, got {type(msg).__name__}")
     calls = []
-    for tc in msg.get("tool_calls") or []:
-        fn = tc.get("function") or {}
+    for j, tc in enumerate(c.opt(ctx, msg, "tool_calls", where, list)):
+        if not isinstance(tc, dict):
+            raise ctx.fail(
+                f"{where}.tool_calls[{j}]", f"expected an object, got {type(tc).__name__}"
+            )
+        fn = c.opt(ctx, tc, "function", f"{where}.tool_calls[{j}]", dict)
         calls.append(c.tool_call(str(fn.get("name")), fn.get("arguments"), tc.get("id")))
     return c.turn(
         index,
@@ -41,13 +49,13 @@ def _turns(messages: list, ctx: c.Ctx, meta: dict, where: str) -> list:
             raise ctx.fail(f"{where}[{i}].role", "missing required field")
         role = msg["role"]
         if role == "assistant":
-            turns.append(_assistant(msg, len(turns)))
+            turns.append(_assistant(msg, len(turns), ctx, f"{where}[{i}]"))
         elif role in ("tool", "function") and turns:
             text = c.as_str(msg.get("content"))
             m = EXIT_RE.search(text[-400:]) if text else None
             call_id = msg.get("tool_call_id")
             turns[-1].observations.append(
-                c.observation(call_id, text, int(m.group(1)) if m else None)
+                c.observation(call_id, text, c.as_int(m.group(1)) if m else None)
             )
         elif role == "system" and meta.get("system_prompt") is None:
             meta["system_prompt"] = c.as_str(msg.get("content"))
@@ -71,7 +79,8 @@ def convert(data: Any, ctx: c.Ctx, keep_raw: bool = False) -> list[Trajectory]:
             choices = c.req(ctx, resp, "choices", "$.response", list)
             if not choices or not isinstance(choices[0], dict):
                 raise ctx.fail("$.response.choices[0]", "missing required field")
-            t = _assistant(choices[0].get("message") or {}, len(turns))
+            msg = choices[0].get("message") or {}
+            t = _assistant(msg, len(turns), ctx, "$.response.choices[0].message")
             t.usage = c.usage_from_openai(resp.get("usage"), cost=data.get("cost"))
             t.logprobs = c.logprobs_from_openai(choices[0].get("logprobs"))
             t.latency_s = c.as_float(data.get("latency_sec"))
@@ -112,7 +121,9 @@ def _results_after(messages: list, start: int) -> list:
             break
         text = c.as_str(msg.get("content"))
         m = EXIT_RE.search(text[-400:]) if text else None
-        out.append(c.observation(msg.get("tool_call_id"), text, int(m.group(1)) if m else None))
+        out.append(
+            c.observation(msg.get("tool_call_id"), text, c.as_int(m.group(1)) if m else None)
+        )
     return out
 
 
