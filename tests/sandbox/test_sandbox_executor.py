@@ -161,6 +161,16 @@ def test_cancel_ends_the_command_not_the_sandbox(box):
     assert box.exec("echo ok").stdout == "ok\n"
 
 
+def test_stdin_a_command_never_read_does_not_spill_into_the_next_exec(box):
+    # The command ends while most of its stdin is still on the host's side of the pipe; the
+    # next request must still start on a frame boundary (it used to time out, after a restart).
+    for _ in range(2):
+        assert box.exec("true", stdin=b"x" * (16 << 20), timeout_s=30).exit_code == 0
+        r = box.exec("echo ok", timeout_s=10)
+        assert (r.stdout, r.exit_code, r.killed) == ("ok\n", 0, None)
+    assert box.executor.starts == 1
+
+
 def test_reset_private_restarts_the_executor_on_fresh_dirs(box):
     box.exec("echo x > /tmp/a; echo y > /root/b; echo z > /dev/shm/c; echo w > /app/kept")
     box.reset_private()

@@ -288,6 +288,10 @@ class Server:
                     break
         finally:
             os.set_blocking(wfd, True)
+        if done is not None and sent < len(out):
+            # The command ended before it read all its stdin: the rest must still cross (the
+            # idle server reads and drops it), or the next request would start mid-frame.
+            self._write_all(view[sent:])
         if done is None:
             self.dead = True
             if not self.killed_by_us:
