@@ -11,7 +11,7 @@ import threading
 import time
 
 import pytest
-from sandbox_testkit import bwrap_backend, marker, pids_with, wait_until
+from sandbox_testkit import PLANT, bwrap_backend, marker, pids_with, wait_until
 
 from agentpost.errors import InfraError
 from agentpost.sandbox.base import SandboxSpec
@@ -92,21 +92,6 @@ def test_the_agent_cannot_reach_or_stop_the_executor(box):
     assert (r.exit_code, r.stdout) == (0, "survived\n"), r
     assert box.exec("echo still here").stdout == "still here\n"
     assert box.executor.starts == 1  # never hit, so never restarted
-
-
-PLANT = (
-    "import os, site\n"
-    'code = \'import os; open("/app/pwned", "w").write("x")\\n\'\n'
-    "dirs = [site.getusersitepackages(), '/tmp', '/app', '/root', '/']\n"
-    "for d in dirs:\n"
-    "    for name in ('sitecustomize.py', 'usercustomize.py', 'json.py', 'zz.pth'):\n"
-    "        try:\n"
-    "            os.makedirs(d, exist_ok=True)\n"
-    "            with open(os.path.join(d, name), 'w') as f:\n"
-    "                f.write(code if name.endswith('.py') else 'import os; ' + code)\n"
-    "        except OSError:\n"
-    "            pass\n"
-)
 
 
 def test_a_restarted_executor_runs_nothing_the_agent_planted(box):
