@@ -156,6 +156,22 @@ def test_stdin_a_command_never_read_does_not_spill_into_the_next_exec(box):
     assert box.executor.starts == 1
 
 
+def test_an_exec_interrupted_on_the_host_side_does_not_answer_the_next_one(box):
+    # watch() raising mid-command (as an interrupt would): the command must not stay running
+    # on the server, or its answer ("" and exit 0) would be taken for the next exec's.
+    def boom():
+        raise RuntimeError("watch failed")
+
+    req = {"argv": ["sleep", "1"], "cwd": "/app", "user": None, "env": {}}
+    with pytest.raises(RuntimeError, match="watch failed"):
+        box._server().run(
+            req, stdin=None, timeout_s=10, cap=1 << 20, kill_after=1 << 26, watch=boom
+        )
+    r = box.exec("echo ok", timeout_s=10)
+    assert (r.stdout, r.exit_code, r.killed) == ("ok\n", 0, None)
+    assert box.executor.starts == 2  # the interrupted executor was ended and replaced
+
+
 def test_reset_private_restarts_the_executor_on_fresh_dirs(box):
     box.exec("echo x > /tmp/a; echo y > /root/b; echo z > /dev/shm/c; echo w > /app/kept")
     box.reset_private()

@@ -285,6 +285,11 @@ class Server:
                     done = self._drain(kept)
                 if self.dead:
                     break
+        except BaseException:
+            # ``watch`` raised, or an interrupt came mid-frame: the server may still be running
+            # this command, so its answer would be taken for the next one's. End it.
+            self.kill()
+            raise
         finally:
             os.set_blocking(wfd, True)
         if done is not None and sent < len(out):
