@@ -224,8 +224,8 @@ def test_the_per_exec_bwrap_stays_available(monkeypatch, tmp_path):
 
 
 def test_closing_the_sandbox_mid_command_ends_everything(box):
-    """The executor is bwrap's child with ``--die-with-parent``: closing the sandbox from
-    another thread while a command runs ends it and every process at once."""
+    """Closing the sandbox from another thread while a command runs (``close`` cancels: the
+    executor, the PID namespace's init, is killed) ends it and every process at once."""
     tag = marker()
     box.exec("true")
     closer = threading.Timer(0.5, box.close)
