@@ -52,3 +52,20 @@ def wait_until(predicate, timeout_s: float = 3.0) -> bool:
             return True
         time.sleep(0.02)
     return predicate()
+
+
+# Plants modules where a Python start would pick them up (user site, cwd, /tmp, a json.py
+# shadowing the stdlib); any Python that runs one writes /app/pwned.
+PLANT = (
+    "import os, site\n"
+    'code = \'import os; open("/app/pwned", "w").write("x")\\n\'\n'
+    "dirs = [site.getusersitepackages(), '/tmp', '/app', '/root', '/']\n"
+    "for d in dirs:\n"
+    "    for name in ('sitecustomize.py', 'usercustomize.py', 'json.py', 'zz.pth'):\n"
+    "        try:\n"
+    "            os.makedirs(d, exist_ok=True)\n"
+    "            with open(os.path.join(d, name), 'w') as f:\n"
+    "                f.write(code if name.endswith('.py') else 'import os; ' + code)\n"
+    "        except OSError:\n"
+    "            pass\n"
+)

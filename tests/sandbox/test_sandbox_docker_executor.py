@@ -6,10 +6,12 @@ stays for images without python3. Runs wherever a daemon answers (CI starts one)
 from __future__ import annotations
 
 import json
+import threading
 
 import pytest
-from sandbox_testkit import wait_until
+from sandbox_testkit import PLANT, wait_until
 
+from agentpost.errors import InfraError
 from agentpost.sandbox.base import SandboxSpec
 from agentpost.sandbox.docker import DockerBackend
 
@@ -76,6 +78,35 @@ def test_a_killed_container_comes_back_with_its_files(backend, image):
         assert box.executor.starts == 2
         box.reset_private()
         assert box.exec("ls -A /tmp").stdout == ""
+
+
+def test_a_container_killed_mid_command_is_an_infra_error_not_the_commands_result(backend, image):
+    with backend.create(SandboxSpec(image=image)) as box:
+        box.exec("true")
+        killer = threading.Timer(1.0, backend.cli, ("kill", box.name), {"timeout_s": 60})
+        killer.start()
+        with pytest.raises(InfraError, match="executor ended during a command"):
+            box.exec("sleep 60", timeout_s=120)
+        killer.join()
+        assert box.exec("echo ok").stdout == "ok\n" and box.executor.starts == 2
+
+
+def test_a_restarted_container_executor_runs_nothing_the_agent_planted(backend, image):
+    """As root in the container: plant modules, try to overwrite the interpreter, get the
+    container restarted. Armed: an ordinary python3 in the container does run the plant."""
+    with backend.create(SandboxSpec(image=image)) as box:
+        r = box.exec(["python3", "-c", PLANT])
+        assert r.exit_code == 0, r.stderr
+        r = box.exec('echo x > "$(command -v python3)"; touch /usr/lib/pwned')
+        assert r.stderr.count("Read-only file system") == 2, r.stderr
+        backend.cli("kill", box.name, timeout_s=60)
+        assert wait_until(lambda: not box.executor.server.alive(), 30)
+        r = box.exec("echo after restart")
+        assert r.stdout == "after restart\n" and box.executor.starts == 2
+        with pytest.raises(FileNotFoundError):
+            box.get("/app/pwned")
+        box.exec(["python3", "-c", "pass"])  # the positive control: the plant is live
+        assert box.get("/app/pwned") == b"x"
 
 
 def test_an_image_without_python_falls_back_to_docker_exec(backend):

@@ -11,7 +11,7 @@ import threading
 import time
 
 import pytest
-from sandbox_testkit import bwrap_backend, marker, pids_with, wait_until
+from sandbox_testkit import PLANT, bwrap_backend, marker, pids_with, wait_until
 
 from agentpost.errors import InfraError
 from agentpost.sandbox.base import SandboxSpec
@@ -94,21 +94,6 @@ def test_the_agent_cannot_reach_or_stop_the_executor(box):
     assert box.executor.starts == 1  # never hit, so never restarted
 
 
-PLANT = (
-    "import os, site\n"
-    'code = \'import os; open("/app/pwned", "w").write("x")\\n\'\n'
-    "dirs = [site.getusersitepackages(), '/tmp', '/app', '/root', '/']\n"
-    "for d in dirs:\n"
-    "    for name in ('sitecustomize.py', 'usercustomize.py', 'json.py', 'zz.pth'):\n"
-    "        try:\n"
-    "            os.makedirs(d, exist_ok=True)\n"
-    "            with open(os.path.join(d, name), 'w') as f:\n"
-    "                f.write(code if name.endswith('.py') else 'import os; ' + code)\n"
-    "        except OSError:\n"
-    "            pass\n"
-)
-
-
 def test_a_restarted_executor_runs_nothing_the_agent_planted(box):
     """Attack: plant modules where a Python start would pick them up (user site, cwd, /tmp,
     a ``json.py`` shadowing the stdlib), try to overwrite the interpreter, then get the
@@ -159,6 +144,32 @@ def test_cancel_ends_the_command_not_the_sandbox(box):
     assert r.exit_code == 137 and not r.timed_out and time.monotonic() - t < 10
     assert pids_with(tag) == []
     assert box.exec("echo ok").stdout == "ok\n"
+
+
+def test_stdin_a_command_never_read_does_not_spill_into_the_next_exec(box):
+    # The command ends while most of its stdin is still on the host's side of the pipe; the
+    # next request must still start on a frame boundary (it used to time out, after a restart).
+    for _ in range(2):
+        assert box.exec("true", stdin=b"x" * (16 << 20), timeout_s=30).exit_code == 0
+        r = box.exec("echo ok", timeout_s=10)
+        assert (r.stdout, r.exit_code, r.killed) == ("ok\n", 0, None)
+    assert box.executor.starts == 1
+
+
+def test_an_exec_interrupted_on_the_host_side_does_not_answer_the_next_one(box):
+    # watch() raising mid-command (as an interrupt would): the command must not stay running
+    # on the server, or its answer ("" and exit 0) would be taken for the next exec's.
+    def boom():
+        raise RuntimeError("watch failed")
+
+    req = {"argv": ["sleep", "1"], "cwd": "/app", "user": None, "env": {}}
+    with pytest.raises(RuntimeError, match="watch failed"):
+        box._server().run(
+            req, stdin=None, timeout_s=10, cap=1 << 20, kill_after=1 << 26, watch=boom
+        )
+    r = box.exec("echo ok", timeout_s=10)
+    assert (r.stdout, r.exit_code, r.killed) == ("ok\n", 0, None)
+    assert box.executor.starts == 2  # the interrupted executor was ended and replaced
 
 
 def test_reset_private_restarts_the_executor_on_fresh_dirs(box):
@@ -213,8 +224,8 @@ def test_the_per_exec_bwrap_stays_available(monkeypatch, tmp_path):
 
 
 def test_closing_the_sandbox_mid_command_ends_everything(box):
-    """The executor is bwrap's child with ``--die-with-parent``: closing the sandbox from
-    another thread while a command runs ends it and every process at once."""
+    """Closing the sandbox from another thread while a command runs (``close`` cancels: the
+    executor, the PID namespace's init, is killed) ends it and every process at once."""
     tag = marker()
     box.exec("true")
     closer = threading.Timer(0.5, box.close)

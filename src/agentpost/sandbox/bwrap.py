@@ -57,6 +57,7 @@ from agentpost.sandbox.base import ExecResult, SandboxSpec, Snapshot
 from agentpost.sandbox.bwrap_fresh import exec_fresh
 from agentpost.sandbox.bwrap_launch import ancestors, base_env, kill_tree, mirror_args
 from agentpost.sandbox.bwrap_server import BwrapServer, find_python, wanted
+from agentpost.sandbox.capture import argv_of, runaway_bytes
 from agentpost.sandbox.exec_client import ServerDied, StartFailed
 from agentpost.sandbox.hermetic import VISIBLE, covers, hidden_entries
 from agentpost.sandbox.hostfs import HostDirFiles, Layout, prune_stale
@@ -150,7 +151,7 @@ class BwrapSandbox(HostDirFiles):
             server = self._server()
             if server is None:
                 return self._why_killed(exec_fresh(self, command, timeout, cwd, env, stdin), ooms)
-            cmd = ["bash", "-c", command] if isinstance(command, str) else list(command)
+            cmd = argv_of(command)
             req = {"argv": cmd, "cwd": cwd or self.spec.workdir, "user": None, "env": env or {}}
             try:
                 result = server.run(
@@ -158,7 +159,7 @@ class BwrapSandbox(HostDirFiles):
                     stdin=stdin,
                     timeout_s=timeout,
                     cap=lim.output_bytes,
-                    kill_after=max(8 * lim.output_bytes, 64 << 20),
+                    kill_after=runaway_bytes(lim.output_bytes),
                     watch=None if self.layout.quota else self._over_quota,
                 )
             except ServerDied as e:

@@ -19,7 +19,7 @@ import subprocess
 from agentpost.errors import InfraError
 from agentpost.sandbox.base import ExecResult
 from agentpost.sandbox.bwrap_launch import base_env, kill_tree, owned_pipes, read_info, wait_exit
-from agentpost.sandbox.capture import run_capped
+from agentpost.sandbox.capture import argv_of, run_capped, runaway_bytes
 
 
 def exec_fresh(box, command, timeout_s: float, cwd, env, stdin) -> ExecResult:
@@ -33,7 +33,7 @@ def exec_fresh(box, command, timeout_s: float, cwd, env, stdin) -> ExecResult:
             stdin=stdin,
             timeout_s=timeout_s,
             cap=lim.output_bytes,
-            kill_after=max(8 * lim.output_bytes, 64 << 20),
+            kill_after=runaway_bytes(lim.output_bytes),
             kill=lambda p: kill_tree(p, pidfd),
             watch=None if box.layout.quota else box._over_quota,
         )
@@ -52,7 +52,7 @@ def exec_fresh(box, command, timeout_s: float, cwd, env, stdin) -> ExecResult:
 
 def _argv(box, command: str | list[str], cwd: str | None, info_fd: int) -> list[str]:
     lim = box.spec.limits
-    cmd = ["bash", "-c", command] if isinstance(command, str) else list(command)
+    cmd = argv_of(command)
     return [
         *box._args,
         *["--info-fd", str(info_fd), "--chdir", cwd or box.spec.workdir, "--", "prlimit"],

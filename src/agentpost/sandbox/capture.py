@@ -52,6 +52,16 @@ class _Sink:
         return b"".join(self.chunks).decode("utf-8", errors="replace")
 
 
+def argv_of(command: str | list[str]) -> list[str]:
+    """An exec's command as an argv: a string runs under ``bash -c``."""
+    return ["bash", "-c", command] if isinstance(command, str) else list(command)
+
+
+def runaway_bytes(cap: int) -> int:
+    """How much output past ``cap`` a command may write before it is killed as a runaway."""
+    return max(8 * cap, 64 << 20)
+
+
 def exit_code_of(returncode: int) -> int:
     """A shell-style exit code: a child killed by signal N reads as 128 + N."""
     return 128 - returncode if returncode < 0 else returncode

@@ -51,7 +51,7 @@ import uuid
 from agentpost.errors import InfraError
 from agentpost.sandbox.base import ExecResult, SandboxSpec, Snapshot
 from agentpost.sandbox.bwrap_server import wanted
-from agentpost.sandbox.capture import kill_group, run_capped
+from agentpost.sandbox.capture import argv_of, kill_group, run_capped, runaway_bytes
 from agentpost.sandbox.docker_reaper import LABEL, ensure_watchdog, owner_of, prune_stale
 from agentpost.sandbox.docker_server import NO_PYTHON, DockerServer
 from agentpost.sandbox.docker_volumes import VolumeLayout
@@ -160,7 +160,7 @@ class DockerSandbox:
             argv.append("-i")
         for key, value in (env or {}).items():
             argv += ["-e", f"{key}={value}"]
-        cmd = ["bash", "-c", command] if isinstance(command, str) else list(command)
+        cmd = argv_of(command)
         proc = subprocess.Popen(
             [*argv, self.name, *cmd],
             stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
@@ -175,7 +175,7 @@ class DockerSandbox:
                 stdin=stdin,
                 timeout_s=self.spec.default_timeout_s if timeout_s is None else timeout_s,
                 cap=lim.output_bytes,
-                kill_after=max(8 * lim.output_bytes, 64 << 20),
+                kill_after=runaway_bytes(lim.output_bytes),
                 kill=self._kill,
             )
         finally:
@@ -192,7 +192,7 @@ class DockerSandbox:
         except StartFailed as e:
             raise InfraError(f"docker could not restart the sandbox: {e.detail[-500:]}") from e
         env = env or {}
-        cmd = ["bash", "-c", command] if isinstance(command, str) else list(command)
+        cmd = argv_of(command)
         req = {"argv": cmd, "cwd": cwd or self.spec.workdir, "env": env}
         req["user"] = None if run_as in ("0", "root", "0:0") else run_as
         req["keep_home"] = "HOME" in env or "HOME" in self.spec.env
@@ -203,7 +203,7 @@ class DockerSandbox:
                 stdin=stdin,
                 timeout_s=self.spec.default_timeout_s if timeout_s is None else timeout_s,
                 cap=lim.output_bytes,
-                kill_after=max(8 * lim.output_bytes, 64 << 20),
+                kill_after=runaway_bytes(lim.output_bytes),
             )
         except ServerDied as e:
             self.executor.stop()

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentpost.sandbox.base import ExecResult
+from agentpost.sandbox.capture import exit_code_of
 
 HEADER = struct.Struct(">cI")
 DONE = struct.Struct(">iqq??")  # as in exec_server.py
@@ -68,7 +69,7 @@ class ServerDied(Exception):
 
 @dataclass
 class _Done:
-    rc: int | None
+    rc: int
     seen: tuple[int, int]
     runaway: bool
 
@@ -79,7 +80,6 @@ class Server:
     def __init__(self, hard_kill: Callable[[], None]):
         self._hard_kill = hard_kill
         self.proc: subprocess.Popen | None = None
-        self.pid: int | None = None  # the server's pid as it sees itself
         self._buf = b""
         self.dead = False
         self.killed_by_us = False
@@ -118,7 +118,6 @@ class Server:
             self._hard_kill()
             err = self._stderr()
             raise StartFailed(err or "the executor exited before it was ready")
-        self.pid = struct.unpack(">i", frame[1])[0]
 
     def _stderr(self) -> str:
         """What the server's command printed on stderr (once it has ended)."""
@@ -286,8 +285,17 @@ class Server:
                     done = self._drain(kept)
                 if self.dead:
                     break
+        except BaseException:
+            # ``watch`` raised, or an interrupt came mid-frame: the server may still be running
+            # this command, so its answer would be taken for the next one's. End it.
+            self.kill()
+            raise
         finally:
             os.set_blocking(wfd, True)
+        if done is not None and sent < len(out):
+            # The command ended before it read all its stdin: the rest must still cross (the
+            # idle server reads and drops it), or the next request would start mid-frame.
+            self._write_all(view[sent:])
         if done is None:
             self.dead = True
             if not self.killed_by_us:
@@ -298,7 +306,7 @@ class Server:
         out_text, err_text = (b"".join(k).decode("utf-8", "replace") for k in kept)
         runaway = done.runaway and reason is None
         return ExecResult(
-            exit_code=None if timed_out else _exit_code(done.rc),
+            exit_code=None if timed_out else exit_code_of(done.rc),
             stdout=out_text,
             stderr=err_text,
             timed_out=timed_out,
@@ -328,13 +336,6 @@ class Server:
                 break
         self._buf = buf[pos:]
         return done
-
-
-def _exit_code(rc: int | None) -> int | None:
-    """A shell-style exit code: killed by signal N reads as 128 + N."""
-    if rc is None:
-        return None
-    return 128 - rc if rc < 0 else rc
 
 
 def _read(fd: int) -> bytes | None:
