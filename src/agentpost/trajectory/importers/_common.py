@@ -104,11 +104,18 @@ def as_float(v: Any) -> float | None:
     return float(v) if isinstance(v, int | float) else None
 
 
+def as_dict(v: Any) -> dict:
+    """``v`` when it is an object, else a new empty one (an optional sub-object)."""
+    return v if isinstance(v, dict) else {}
+
+
 def as_str(v: Any) -> str | None:
     if type(v) is str or v is None:
         return v
     if isinstance(v, list):  # content parts: [{"type": "text", "text": ...}]
-        parts = [p.get("text") for p in v if isinstance(p, dict) and isinstance(p.get("text"), str)]
+        parts: list[str] = [
+            t for p in v if isinstance(p, dict) and isinstance(t := p.get("text"), str)
+        ]
         return "\n".join(parts) if parts else None
     return None
 

@@ -156,8 +156,8 @@ def convert(data: Any, ctx: c.Ctx, keep_raw: bool = False) -> list[Trajectory]:
         (c.as_str(m.get("content")) for m in users if "DEMONSTRATION" not in str(m.get("content"))),
         None,
     )
-    info = data.get("info") if isinstance(data.get("info"), dict) else {}
-    stats = info.get("model_stats") if isinstance(info.get("model_stats"), dict) else {}
+    info = c.as_dict(data.get("info"))
+    stats = c.as_dict(info.get("model_stats"))
     run_total, unknown = _run_total(stats) if stats else (None, [])
     stem = ctx.path.name.removesuffix(".traj")
     outcome = c.construct(
