@@ -51,12 +51,14 @@ from agentpost.trajectory.importers import (
     harbor,
 )
 from agentpost.trajectory.importers._common import Ctx
+from agentpost.trajectory.importers._file import (
+    import_file,
+    importer_module,
+    parse_json,
+    parse_lines,
+)
 from agentpost.trajectory.importing import (
     ImportReport,
-    _importer,
-    _json,
-    _lines,
-    import_file,
     iter_files,
     iter_import,
     paused_gc,
@@ -161,18 +163,18 @@ def phases(paths: list[Path], keep_raw: bool) -> tuple[float, dict[str, float]]:
                 marks.append(cpu())
                 name = detect(p, raw)
                 if name is None and not p.name.endswith(".jsonl"):  # parsed to detect: counted here
-                    data = _json(raw, p)
+                    data = parse_json(raw, p)
                     name = detect_data(data)
                 if name is None or harbor.duplicate_of_atif(p, name):
                     continue
                 marks.append(cpu())
-                module = _importer(name)
+                module = importer_module(name)
                 if name in JSONL_FORMATS or not hasattr(module, "convert"):
-                    data = data if data is not None else _lines(raw, p)
+                    data = data if data is not None else parse_lines(raw, p)
                     marks.append(cpu())
                     trajs = module.convert_lines(data, Ctx(p), keep_raw)
                 else:
-                    data = data if data is not None else _json(raw, p)
+                    data = data if data is not None else parse_json(raw, p)
                     marks.append(cpu())
                     trajs = module.convert(data, Ctx(p), keep_raw)
                 harbor.join(p, trajs)

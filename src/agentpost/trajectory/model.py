@@ -10,11 +10,11 @@ importers turn into one-line errors naming the file and the JSON path.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-FORMAT = "agentpost.trajectory/1"
+FORMAT: Final = "agentpost.trajectory/1"
 
 UsageSource = Literal["reported", "running_total_diff", "run_total", "estimated"]
 CallKind = Literal["shell", "edit", "keystrokes", "control", "other"]
@@ -25,7 +25,7 @@ def _no_value() -> None:
 
 
 # BaseModel's per-instance slots, with the value ``model_construct`` gives them
-_SLOT_VALUES = {
+_SLOT_VALUES: dict[str, Any] = {
     "__pydantic_fields_set__": set,
     "__pydantic_extra__": _no_value,
     "__pydantic_private__": _no_value,
@@ -41,7 +41,7 @@ class _Model(BaseModel):
         and nothing reads them on the import path); anything else as pydantic answers it."""
         make = _SLOT_VALUES.get(item)
         if make is None:
-            return super().__getattr__(item)
+            return super().__getattr__(item)  # type: ignore[misc]  # pydantic's, at run time
         value = make()
         object.__setattr__(self, item, value)
         return value

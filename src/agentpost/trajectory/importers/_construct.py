@@ -42,7 +42,7 @@ def _source(cls: type, coerce: dict[str, tuple[type, Callable]]) -> tuple[str, d
     }
     if getattr(cls, "__private_attributes__", None):
         raise TypeError(f"{cls.__name__} has private attributes; use model_construct")
-    fields = cls.__pydantic_fields__
+    fields = cls.__pydantic_fields__  # type: ignore[attr-defined]  # a pydantic model class
     unknown = set(coerce) - set(fields)
     if unknown:
         raise TypeError(f"{cls.__name__} has no field {sorted(unknown)[0]!r}")

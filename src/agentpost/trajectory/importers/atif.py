@@ -94,7 +94,7 @@ def _logprobs(m: Any, ctx: c.Ctx, where: str) -> Logprobs | None:
     )
 
 
-def _calls_from_message(message: str | None) -> list:
+def _calls_from_message(message: Any) -> list:
     if not message or not message.lstrip().startswith("{"):
         return []
     try:

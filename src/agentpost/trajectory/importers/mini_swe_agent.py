@@ -58,7 +58,7 @@ def _actions(text: str) -> list[str]:
     return found
 
 
-def _bash(command: str, call_id: str | None) -> Any:
+def _bash(command: str, call_id: Any) -> Any:
     return _submit_is_control(c.tool_call("bash", {"command": command}, call_id))
 
 
@@ -148,7 +148,7 @@ def _observation(msg: dict, turn: Any) -> Any:
     return c.observation(call_id, text, exit_code, None, timed_out)
 
 
-def _report(path: Path, instance: str | None) -> Outcome | None:
+def _report(path: Path, instance: Any) -> Outcome | None:
     """SWE-bench harness report for ``instance`` in a ``logs/`` folder beside ``trajs/``."""
     if not instance:
         return None

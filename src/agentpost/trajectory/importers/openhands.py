@@ -54,7 +54,7 @@ def _legacy_call(ev: dict) -> Any:
     return call
 
 
-def _calls_from_metadata(meta: dict) -> tuple[list, dict, dict]:
+def _calls_from_metadata(meta: dict) -> tuple[list, Any, Any]:
     """The call of this action, the response's message and its first choice."""
     resp = c.as_dict(meta.get("model_response"))
     choice = (resp.get("choices") or [{}])[0] or {}
@@ -87,12 +87,12 @@ def _sourceless(ev: dict, i: int, last_action: Any) -> dict | None:
 
 
 class _Builder:
-    def __init__(self, token_usages: list | None):
+    def __init__(self, token_usages: Any):
         self.turns: list = []
         self.by_response: dict[str, Any] = {}
         self.by_event: dict[Any, Any] = {}
         self.per_call = {u.get("response_id"): u for u in token_usages or [] if isinstance(u, dict)}
-        self.last_cum = (0, 0, 0, 0.0)
+        self.last_cum: Any = (0, 0, 0, 0.0)
         # JSON-derived values, kept as the source typed them (Any: compiled code checks
         # nothing here that the interpreter does not)
         self.system: Any = None

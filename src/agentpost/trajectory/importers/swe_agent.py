@@ -45,7 +45,7 @@ def _classify(call: Any, action: str) -> Any:
     return call
 
 
-def _calls(action: str, native: list | None) -> list:
+def _calls(action: str, native: Any) -> list:
     if native:
         out = []
         for tc in native:
@@ -59,7 +59,7 @@ def _calls(action: str, native: list | None) -> list:
     return [_classify(c.tool_call(name, {"action": action}), action)]
 
 
-def _native_calls(actions: list[dict], pos: int, action: str) -> tuple[list | None, int]:
+def _native_calls(actions: list[dict], pos: int, action: str) -> tuple[Any, int]:
     """Tool calls of the history message that made ``action``: the next assistant message at
     or after ``pos`` with the same action (format-error retries in between are passed over)."""
     want = action.strip()
@@ -69,7 +69,7 @@ def _native_calls(actions: list[dict], pos: int, action: str) -> tuple[list | No
     return None, pos
 
 
-def _from_trajectory(steps: list, actions: list[dict], ctx: c.Ctx) -> list:
+def _from_trajectory(steps: Any, actions: list[dict], ctx: c.Ctx) -> list:
     turns = []
     pos = 0
     for i, step in enumerate(steps):
