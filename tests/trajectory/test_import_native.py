@@ -1,9 +1,11 @@
-"""The compiled importers (mypyc, ``importers/_native.py``) against the interpreted ones: the
-same output byte for byte on every sample and on mutated samples, and a build that no longer
-matches its sources is never used."""
+"""The compiled import path (mypyc, ``trajectory/_native.py``) against the interpreted one: the
+same output byte for byte on every sample and on mutated samples; a build that no longer
+matches its sources is never used; the list of sources a build depends on is complete."""
 
+import ast
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -11,30 +13,29 @@ from pathlib import Path
 import mutated_inputs
 import pytest
 
-from agentpost.trajectory.importers import _native, mini_swe_agent
-from agentpost.trajectory.importing import iter_files
+from agentpost.trajectory import _native
+from agentpost.trajectory.importers import mini_swe_agent
 
 HERE = Path(__file__).resolve().parent
 COMPILED = _native.status().startswith("compiled")
-needs_build = pytest.mark.skipif(not COMPILED, reason=f"importers run {_native.status()}")
+needs_build = pytest.mark.skipif(not COMPILED, reason=f"import runs {_native.status()}")
 
 
 def _interpreted(paths: list[Path]) -> list[list]:
     """``mutated_inputs.outcomes`` in a child process that runs the ``.py`` sources."""
     code = (
-        "import json, sys; sys.path.insert(0, sys.argv[1]); import mutated_inputs as m;"
-        "from agentpost.trajectory.importers import _native;"
-        "assert _native.status().startswith('interpreted'), _native.status();"
-        "paths = [m.Path(p) for p in sys.stdin.read().splitlines()];"
-        "sys.stdout.write(json.dumps(m.outcomes(paths)))"
+        "import json, sys; sys.path.insert(0, sys.argv[1]); import mutated_inputs as m\n"
+        "from agentpost.trajectory import _native\n"
+        "assert _native.status().startswith('interpreted'), _native.status()\n"
+        "paths = [m.Path(p) for p in sys.stdin.read().splitlines()]\n"
+        "sys.stdout.write(json.dumps(m.outcomes(paths)))\n"
     )
-    env = {**os.environ, _native.OFF: "1"}
     r = subprocess.run(
         [sys.executable, "-c", code, str(HERE)],
         input="\n".join(map(str, paths)),
         capture_output=True,
         text=True,
-        env=env,
+        env={**os.environ, _native.OFF: "1"},
         timeout=300,
     )
     assert r.returncode == 0, r.stderr[-3000:]
@@ -54,17 +55,20 @@ def _assert_same(paths: list[Path]) -> dict[str, int]:
 
 @needs_build
 def test_the_compiled_build_is_in_use():
-    assert mini_swe_agent.__file__.endswith(
-        _native.MANIFEST.parent.name + "/" + Path(mini_swe_agent.__file__).name
-    )
-    assert not mini_swe_agent.__file__.endswith(".py")
+    assert Path(mini_swe_agent.__file__).parent == _native.BUILD
+    assert mini_swe_agent.__file__.endswith(".so")
 
 
 @needs_build
 def test_every_sample_imports_the_same_compiled_and_interpreted():
-    paths = iter_files([mutated_inputs.DATA, mutated_inputs.SYNTHETIC])
-    kinds = _assert_same(paths)
+    kinds = _assert_same(_native_samples())
     assert kinds["ok"] > 40, kinds
+
+
+def _native_samples() -> list[Path]:
+    from agentpost.trajectory.importing import iter_files
+
+    return iter_files([mutated_inputs.DATA, mutated_inputs.SYNTHETIC])
 
 
 @needs_build
@@ -85,7 +89,7 @@ def test_a_stale_or_foreign_build_is_not_fresh():
         "runtime": ["rt__mypyc", f"rt__mypyc{suffix}"],
     }
     assert _native.fresh(good, hashes, suffix)
-    edited = {**hashes, "mini_swe_agent": "0" * 64}
+    edited = {**hashes, "importers.mini_swe_agent": "0" * 64}
     assert not _native.fresh(good, edited, suffix)  # an importer edited after the build
     assert not _native.fresh(good, hashes, ".cpython-312-x86_64-linux-gnu.so")
     fewer = {**good, "modules": dict(list(good["modules"].items())[1:])}
@@ -93,22 +97,42 @@ def test_a_stale_or_foreign_build_is_not_fresh():
     assert not _native.fresh({}, hashes, suffix)
 
 
-def test_an_edited_source_runs_interpreted(tmp_path):
-    """A copy of the package whose build is current, then one importer edited: the child
-    process imports the edited ``.py``, not the binary."""
-    if not COMPILED:
-        pytest.skip(f"importers run {_native.status()}")
-    src = Path(_native.__file__).parents[3]  # .../src
-    copy = tmp_path / "src"
-    import shutil
+def test_the_build_depends_on_everything_its_modules_import():
+    """Every agentpost module a compiled module imports is in ``SOURCES`` (its types are
+    compiled in: a change there must make the build stale)."""
+    sources = {_native.source_path(n).resolve() for n in _native.SOURCES}
+    src = _native.HERE.parent.parent  # .../src
+    for name in _native.COMPILED:
+        tree = ast.parse(_native.source_path(name).read_text())
+        for node in ast.walk(tree):
+            mods = []
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                mods = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                mods = [a.name for a in node.names]
+            for mod in mods:
+                if not mod.startswith("agentpost"):
+                    continue
+                base = src / mod.replace(".", "/")
+                for f in (base.with_suffix(".py"), base / "__init__.py"):
+                    if f.is_file():
+                        assert f.resolve() in sources, f"{name} imports {mod}: add it to DEPENDS"
 
+
+def test_an_edited_source_runs_interpreted(tmp_path):
+    """A copy of the package whose build is current, then one importer edited: a new process
+    imports the edited ``.py``, not the binary."""
+    if not COMPILED:
+        pytest.skip(f"import runs {_native.status()}")
+    copy = tmp_path / "src"
     shutil.copytree(
-        src / "agentpost", copy / "agentpost", ignore=shutil.ignore_patterns("__pycache__")
+        _native.HERE.parent, copy / "agentpost", ignore=shutil.ignore_patterns("__pycache__")
     )
     probe = (
-        "import sys; sys.path.insert(0, sys.argv[1]);"
-        "from agentpost.trajectory.importers import _native, mini_swe_agent as m;"
-        "print(_native.status()); print(m.__file__)"
+        "import sys; sys.path.insert(0, sys.argv[1])\n"
+        "from agentpost.trajectory import _native\n"
+        "from agentpost.trajectory.importers import mini_swe_agent as m\n"
+        "print(_native.status()); print(m.__file__)\n"
     )
 
     def run():

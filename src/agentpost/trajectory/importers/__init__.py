@@ -14,12 +14,8 @@ from types import ModuleType
 
 from agentpost.components import resolve
 from agentpost.errors import InputError
-from agentpost.trajectory.importers import _native
-
-_native.install()  # the compiled build, when it matches these sources (before any import below)
-
-from agentpost.trajectory.importers._common import NotATrajectory  # noqa: E402
-from agentpost.trajectory.importers._detect import detect, detect_data  # noqa: E402
+from agentpost.trajectory.importers._common import NotATrajectory
+from agentpost.trajectory.importers._detect import detect, detect_data
 
 # name → module (relative to this package, or absolute when it contains a dot)
 FORMATS: dict[str, str] = {

@@ -28,8 +28,8 @@ from agentpost.trajectory.model import (
     Trajectory,
     Turn,
     Usage,
-    totals_values,
 )
+from agentpost.trajectory.totals import totals_values
 
 new_logprobs = maker(Logprobs)  # generated constructors (see below for the hot four)
 _totals = maker(Totals)

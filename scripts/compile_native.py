@@ -1,10 +1,10 @@
-"""Compile the hot importer modules with mypyc into src/agentpost/trajectory/importers/_build/.
+"""Compile the import path's hot modules with mypyc into src/agentpost/trajectory/_build/.
 
-Run by scripts/setup.sh (about 30 s on 2 cores); rerun after editing an importer (until then
-the edited source runs interpreted: see ``importers/_native.py``). Needs mypy and setuptools
-(the dev extra) and a C compiler; without them it says so and exits 1, and import runs
-interpreted. ``--clean`` removes the build.
-Run: ``.venv/bin/python scripts/compile_importers.py [--clean]``.
+Run by scripts/setup.sh (about 30 s on 2 cores); rerun after editing a compiled module or one
+it imports (until then the sources run interpreted: see ``agentpost/trajectory/_native.py``).
+Needs mypy and setuptools (the dev extra) and a C compiler; without them it says so and exits
+1, and import runs interpreted. ``--clean`` removes the build.
+Run: ``.venv/bin/python scripts/compile_native.py [--clean]``.
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ SRC = ROOT / "src"
 sys.path.insert(0, str(SRC))
 os.environ["AGENTPOST_PURE_IMPORT"] = "1"  # build from the sources, never from an old build
 
-from agentpost.trajectory.importers import _native  # noqa: E402
+from agentpost.trajectory import _native  # noqa: E402
 
-GROUP = "agentpost_importers"  # mypyc's shared module: agentpost_importers__mypyc
+GROUP = "agentpost_native"  # mypyc's shared module: agentpost_native__mypyc
 
 SETUP = """
 import sys
@@ -42,7 +42,7 @@ setup(name="agentpost-importers", package_dir={"": "src"},
 def build(dest: Path) -> None:
     suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
     hashes = _native.source_hashes()
-    paths = [str(_native.HERE.relative_to(ROOT) / f"{m}.py") for m in _native.COMPILED]
+    paths = [str(_native.source_path(m).relative_to(ROOT)) for m in _native.COMPILED]
     with tempfile.TemporaryDirectory(prefix="agentpost-mypyc-") as tmp:
         t = Path(tmp)
         (t / "setup.py").write_text(SETUP % (GROUP, str(t / "c")))
@@ -52,9 +52,9 @@ def build(dest: Path) -> None:
         r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
         if r.returncode != 0:
             sys.stderr.write(r.stdout[-4000:] + r.stderr[-4000:])
-            raise SystemExit("compile_importers: mypyc failed; import runs interpreted")
+            raise SystemExit("compile_native: mypyc failed; import runs interpreted")
         if _native.source_hashes() != hashes:
-            raise SystemExit("compile_importers: a source changed while compiling; run it again")
+            raise SystemExit("compile_native: a source changed while compiling; run it again")
         staged = dest.with_name(dest.name + ".new")  # beside dest: the rename below is atomic
         shutil.rmtree(staged, ignore_errors=True)
         staged.mkdir()
@@ -63,7 +63,7 @@ def build(dest: Path) -> None:
             name = f"{_native.PACKAGE}.{m}"
             built = out / Path(*name.split(".")).with_suffix("")
             shutil.copy(built.with_name(built.name + suffix), staged / f"{m}{suffix}")
-            modules[name] = f"{m}{suffix}"
+            modules[name] = f"{m}{suffix}"  # (flat: "importers._file" keeps its dot)
         runtime = f"{GROUP}__mypyc"
         shutil.copy(out / f"{runtime}{suffix}", staged / f"{runtime}{suffix}")
         manifest = {
@@ -98,9 +98,9 @@ def main() -> None:
         import mypyc.build  # noqa: F401
         import setuptools  # noqa: F401
     except ImportError as e:
-        raise SystemExit(f"compile_importers: {e.name} is missing (pip install -e '.[dev]')")
+        raise SystemExit(f"compile_native: {e.name} is missing (pip install -e '.[dev]')") from None
     build(dest)
-    print(f"compiled {len(_native.COMPILED)} importer modules into {dest.relative_to(ROOT)}")
+    print(f"compiled {len(_native.COMPILED)} modules into {dest.relative_to(ROOT)}")
 
 
 if __name__ == "__main__":
