@@ -219,3 +219,41 @@ def test_written_out_constructors_are_what_maker_generates(name):
     if name == "turn":  # empty lists and dicts are new for each model
         t1, t2 = written(0), written(0)
         assert t1.tool_calls is not t2.tool_calls and t1.extra is not t2.extra
+
+
+def test_trajectory_assembly_is_what_the_generated_constructors_give(tmp_path):
+    """``c.trajectory`` builds its models' dicts itself: the same fields, in field order, and
+    the same values as the generated constructors give."""
+    from agentpost import __version__
+
+    turns = [
+        c.turn(0, text="a", usage=c.new_usage(input_tokens=3, output_tokens=1, source="reported")),
+        c.turn(5, tool_calls=[c.tool_call("bash", {"command": "ls"})]),
+    ]
+    ctx = c.Ctx(tmp_path / "x.json", record="line 2")
+    fields = {"task_id": 7, "agent": "a", "model": ["m"], "metadata": {"k": 1}}
+    got = c.trajectory(ctx, "atif", id=12, turns=turns, keep_raw=True, raw={"r": 1}, **fields)
+    totals = maker(Totals)(**compute_totals(turns).model_dump())
+    want = maker(Trajectory)(
+        id="12",
+        task_id=None,  # as_str(7): not a string
+        agent="a",
+        model=None,
+        turns=turns,
+        outcome=maker(Outcome)(tests={}, details={}),
+        totals=totals,
+        source=maker(Source)(format="atif", path=str(tmp_path / "x.json"), record="line 2"),
+        producer=maker(Producer)(
+            name="agentpost.import.atif", version=__version__, args={"keep_raw": True}
+        ),
+        metadata={"k": 1},
+        raw={"r": 1},
+    )
+    for a, b in [(got, want)] + [
+        (getattr(got, f), getattr(want, f)) for f in ("totals", "source", "producer", "outcome")
+    ]:
+        assert list(a.__dict__.items()) == list(b.__dict__.items())
+        assert list(a.__dict__) == list(type(a).model_fields)
+    assert [t.index for t in got.turns] == [0, 1]
+    with pytest.raises(TypeError, match="unexpected field"):
+        c.trajectory(ctx, "atif", id="x", turns=[], keep_raw=False, no_such_field=1)

@@ -16,8 +16,9 @@ import orjson
 
 from agentpost import __version__
 from agentpost.errors import InputError
-from agentpost.trajectory.importers._construct import MISSING, construct, maker
+from agentpost.trajectory.importers._construct import MISSING, construct, maker  # noqa: F401 (c.construct)
 from agentpost.trajectory.model import (
+    FORMAT,
     Logprobs,
     Observation,
     Outcome,
@@ -32,7 +33,7 @@ from agentpost.trajectory.model import (
 from agentpost.trajectory.totals import totals_values
 
 new_logprobs = maker(Logprobs)  # generated constructors (see below for the hot four)
-_totals = maker(Totals)
+_new_outcome = maker(Outcome)
 
 
 class NotATrajectory(Exception):  # noqa: N818 - a signal, not an error
@@ -225,6 +226,7 @@ def tool_call(name: Any, arguments: Any, call_id: Any = None) -> ToolCall:
 
 _SUMS = ("input_tokens", "cached_tokens", "output_tokens", "reasoning_tokens")
 _TRAJ_STR = ("task_id", "agent", "agent_version", "model", "run_id", "instruction", "system_prompt")
+_TRAJ_FIELDS = frozenset((*_TRAJ_STR, "metadata"))  # what ``trajectory(**fields)`` may set
 
 
 def _ts(v: Any) -> str | None:
@@ -378,16 +380,17 @@ def logprobs_from_openai(lp: Any) -> Logprobs | None:
 
 
 def producer(fmt: str, keep_raw: bool) -> Producer:
-    return construct(
-        Producer, name=f"agentpost.import.{fmt}", version=__version__, args={"keep_raw": keep_raw}
-    )
+    m = _new(Producer)
+    values = {"name": f"agentpost.import.{fmt}", "version": __version__}
+    _set_dict(m, "__dict__", {**values, "args": {"keep_raw": keep_raw}})
+    return m
 
 
 def trajectory(
     ctx: Ctx,
     fmt: str,
     *,
-    id: str,
+    id: Any,
     turns: list[Turn],
     keep_raw: bool,
     raw: Any = None,
@@ -395,25 +398,41 @@ def trajectory(
     outcome: Outcome | None = None,
     **fields: Any,
 ) -> Trajectory:
-    """Assemble a trajectory; totals come from ``compute_totals`` (run totals only as fallback)."""
+    """Assemble a trajectory; totals come from ``compute_totals`` (run totals only as fallback).
+    ``fields`` are the other ``Trajectory`` fields (strings coerced with ``as_str``)."""
     for i, t in enumerate(turns):
         t.__dict__["index"] = i
     values = totals_values(turns, run_total)
     for k in _SUMS:  # each count fits; their sum may not, and the writer cannot write it
         if (v := values[k]) is not None and v > _INT_HIGH:
             raise ctx.fail("$", f"the turns' {k} sum to {v}, past what 64 bits hold")
-    totals = _totals(**values, unknown=[])
-    for k in _TRAJ_STR:
-        if k in fields:
-            fields[k] = as_str(fields[k])
-    return construct(
-        Trajectory,
-        id=str(id),
-        turns=turns,
-        outcome=outcome if outcome is not None else construct(Outcome, tests={}, details={}),
-        totals=totals,
-        source=construct(Source, format=fmt, path=str(ctx.path), record=ctx.record),
-        producer=producer(fmt, keep_raw),
-        raw=raw if keep_raw else None,
-        **{"metadata": {}, **fields},
-    )
+    values["unknown"] = []
+    totals = _new(Totals)
+    _set_dict(totals, "__dict__", values)  # totals_values gives the fields in model order
+    source = _new(Source)
+    _set_dict(source, "__dict__", {"format": fmt, "path": str(ctx.path), "record": ctx.record})
+    m = _new(Trajectory)
+    d: dict[str, Any] = {  # every field, in model order (the serializer writes them so)
+        "format": FORMAT,
+        "id": str(id),
+        "task_id": None,
+        "agent": None,
+        "agent_version": None,
+        "model": None,
+        "run_id": None,
+        "instruction": None,
+        "system_prompt": None,
+        "turns": turns,
+        "outcome": outcome if outcome is not None else _new_outcome(tests={}, details={}),
+        "totals": totals,
+        "source": source,
+        "producer": producer(fmt, keep_raw),
+        "metadata": {},
+        "raw": raw if keep_raw else None,
+    }
+    for k, v in fields.items():
+        if k not in _TRAJ_FIELDS:
+            raise TypeError(f"trajectory() got an unexpected field {k!r}")
+        d[k] = as_str(v) if k in _TRAJ_STR else v
+    _set_dict(m, "__dict__", d)
+    return m

@@ -42,6 +42,8 @@ def _libc_memmem() -> Any:
 
 
 _MEMMEM = _libc_memmem()
+LONG = 2048  # ranges this long go to ``memmem``
+_QUOTED: dict[bytes, bytes] = {}  # key -> b'"key"'
 
 
 def address(raw: bytes) -> int:
@@ -56,7 +58,7 @@ def find(raw: bytes, base: int, needle: bytes, start: int, end: int) -> int:
     """``raw.find(needle, start, end)`` for ``0 <= start <= end <= len(raw)``, through
     ``memmem`` at ``base = address(raw)`` when it has one (the same answer: a test compares
     the two)."""
-    if not base or end - start < 2048:  # a short range: the call costs more than it saves
+    if base <= 0 or end - start < LONG:  # a short range: the call costs more than it saves
         return raw.find(needle, start, end)
     hit = _MEMMEM[0](base + start, end - start, needle, len(needle))
     return -1 if hit is None else hit - base
@@ -74,7 +76,7 @@ class _Head:
         self.near = min(len(head), NEAR)
         self.first = head[start : min(start + 200, self.full)]  # from the first non-space byte
         self.seen: dict[bytes, tuple[int, int]] = {}  # needle -> (searched up to, first index)
-        self.base = address(head)
+        self.base = -1  # ``address(head)``, taken at the first long search
 
     def _first(self, needle: bytes, end: int) -> int:
         """``self.raw.find(needle, 0, end)``, from what an earlier search found where it can."""
@@ -85,14 +87,22 @@ class _Head:
                 return i if i + len(needle) <= end else -1
             if searched >= end:
                 return -1
-        i = find(self.raw, self.base, needle, 0, end)
+        i = self.find(needle, 0, end)
         self.seen[needle] = (end, i)
         return i
+
+    def find(self, needle: bytes, start: int, end: int) -> int:
+        if self.base < 0 and end - start >= LONG:
+            self.base = address(self.raw)
+        return find(self.raw, self.base, needle, start, end)
 
     def has(self, key: bytes, value: bytes = b"", deep: bool = False) -> bool:
         """``"key": value`` with or without the space JSON writers put after the colon."""
         end = self.full if deep else self.near
-        raw, quoted = self.raw, b'"%s"' % key
+        raw = self.raw
+        quoted = _QUOTED.get(key)
+        if quoted is None:  # formatting it per call cost more than most searches
+            quoted = _QUOTED[key] = b'"%s"' % key
         i = self._first(quoted, end)
         if not value or i < 0:
             return i >= 0
@@ -105,7 +115,7 @@ class _Head:
                 or (raw.startswith(b" " + value, j) and j + 1 + len(value) <= end)
             ):
                 return True
-            i = find(raw, self.base, quoted, i + 1, end)
+            i = self.find(quoted, i + 1, end)
         return False
 
     def near_has(self, marker: bytes) -> bool:
