@@ -29,13 +29,13 @@ from agentpost.trajectory import _native  # noqa: E402
 GROUP = "agentpost_native"  # mypyc's shared module: agentpost_native__mypyc
 
 SETUP = """
-import sys
-from setuptools import setup
+import json, sys
+from setuptools import Extension, setup
 from mypyc.build import mypycify
-paths = sys.argv[sys.argv.index("--") + 1:]
-del sys.argv[sys.argv.index("--"):]
-setup(name="agentpost-importers", package_dir={"": "src"},
-      ext_modules=mypycify(paths, opt_level="3", group_name="%s", target_dir=%r))
+paths, c_modules = json.loads(sys.argv.pop())
+setup(name="agentpost-native", package_dir={"": "src"},
+      ext_modules=mypycify(paths, opt_level="3", group_name="%s", target_dir=%r)
+      + [Extension(name, [src], extra_compile_args=["-O2"]) for name, src in c_modules])
 """
 
 
@@ -43,12 +43,16 @@ def build(dest: Path) -> None:
     suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
     hashes = _native.source_hashes()
     paths = [str(_native.source_path(m).relative_to(ROOT)) for m in _native.COMPILED]
+    c_modules = [
+        [f"{_native.PACKAGE}.{m}", str(_native.source_path(m).relative_to(ROOT))]
+        for m in _native.C_EXTENSIONS
+    ]
     with tempfile.TemporaryDirectory(prefix="agentpost-mypyc-") as tmp:
         t = Path(tmp)
         (t / "setup.py").write_text(SETUP % (GROUP, str(t / "c")))
         out = t / "lib"
         cmd = [sys.executable, str(t / "setup.py"), "build_ext", "--build-lib", str(out)]
-        cmd += ["--build-temp", str(t / "obj"), "--", *paths]
+        cmd += ["--build-temp", str(t / "obj"), orjson.dumps([paths, c_modules]).decode()]
         r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
         if r.returncode != 0:
             sys.stderr.write(r.stdout[-4000:] + r.stderr[-4000:])
@@ -59,7 +63,7 @@ def build(dest: Path) -> None:
         shutil.rmtree(staged, ignore_errors=True)
         staged.mkdir()
         modules = {}
-        for m in _native.COMPILED:
+        for m in (*_native.COMPILED, *_native.C_EXTENSIONS):
             name = f"{_native.PACKAGE}.{m}"
             built = out / Path(*name.split(".")).with_suffix("")
             shutil.copy(built.with_name(built.name + suffix), staged / f"{m}{suffix}")
@@ -100,7 +104,8 @@ def main() -> None:
     except ImportError as e:
         raise SystemExit(f"compile_native: {e.name} is missing (pip install -e '.[dev]')") from None
     build(dest)
-    print(f"compiled {len(_native.COMPILED)} modules into {dest.relative_to(ROOT)}")
+    n = len(_native.COMPILED) + len(_native.C_EXTENSIONS)
+    print(f"compiled {n} modules into {dest.relative_to(ROOT)}")
 
 
 if __name__ == "__main__":

@@ -60,6 +60,7 @@ COMPILED = (
     "importers.swe_agent",
     "totals",
 )
+C_EXTENSIONS = ("importers._findc",)  # C sources (``.c``) built beside them
 # what they import from agentpost (mypy reads their types): a change to any of these, or to a
 # compiled module, makes the build stale (a test checks this list against their imports)
 DEPENDS = (
@@ -72,17 +73,16 @@ DEPENDS = (
     "../components",
     "../documents/write",
 )
-SOURCES = (*COMPILED, *DEPENDS)
+SOURCES = (*COMPILED, *C_EXTENSIONS, *DEPENDS)
 OFF = "AGENTPOST_PURE_IMPORT"
 
 
 def source_path(name: str, root: Path = HERE) -> Path:
-    """The ``.py`` file of a ``SOURCES`` entry (``importers._file``, ``../errors``)."""
-    return (
-        root / (name.replace(".", "/") + ".py")
-        if not name.startswith("..")
-        else (root.parent / (name[3:] + ".py"))
-    )
+    """The source file of a ``SOURCES`` entry (``importers._file``, ``../errors``)."""
+    suffix = ".c" if name in C_EXTENSIONS else ".py"
+    if name.startswith("../"):
+        return root.parent / (name[3:] + suffix)
+    return root / (name.replace(".", "/") + suffix)
 
 
 def source_hashes(root: Path = HERE) -> dict[str, str]:
@@ -96,7 +96,8 @@ def fresh(manifest: dict[str, Any], hashes: dict[str, str], suffix: str) -> bool
     return (
         manifest.get("sources") == hashes
         and manifest.get("suffix") == suffix
-        and set(manifest.get("modules") or {}) == {f"{PACKAGE}.{m}" for m in COMPILED}
+        and set(manifest.get("modules") or {})
+        == {f"{PACKAGE}.{m}" for m in (*COMPILED, *C_EXTENSIONS)}
         and bool(manifest.get("runtime"))
     )
 

@@ -25,43 +25,27 @@ _LEADING_SPACE = re.compile(rb"[ \t\n\r\x0b\x0c]*")  # what ``bytes.strip`` stri
 NEAR = 8192  # most markers sit near the top; mini's and eval's may not
 
 
-def _libc_memmem() -> Any:
-    """glibc's ``memmem``, when ctypes can reach it: on JSON text it finds a key 3x faster than
-    ``bytes.find`` (whose skip table stalls on the quotes and common letters every key is made
-    of: 17 against 5.4 us for a miss in 62 KB, measured here), and detection makes about ten
-    such searches per file."""
+def _memmem() -> Any:
+    """``_findc.find`` (memmem), built with the compiled import path; None without it."""
     try:
-        import ctypes
-
-        fn = ctypes.CDLL(None).memmem
-    except (ImportError, OSError, AttributeError):
+        from agentpost.trajectory.importers._findc import find  # type: ignore  # a C module, no stubs
+    except ImportError:
         return None
-    fn.restype = ctypes.c_void_p
-    fn.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t)
-    return fn, ctypes
+    return find
 
 
-_MEMMEM = _libc_memmem()
-LONG = 2048  # ranges this long go to ``memmem``
+_memmem_find = _memmem()
+LONG = 1024  # shorter ranges: ``bytes.find`` is as quick
 _QUOTED: dict[bytes, bytes] = {}  # key -> b'"key"'
 
 
-def address(raw: bytes) -> int:
-    """Where ``raw``'s bytes are (0 without ``memmem``); valid while ``raw`` is alive."""
-    if _MEMMEM is None:
-        return 0
-    ctypes = _MEMMEM[1]
-    return ctypes.cast(ctypes.c_char_p(raw), ctypes.c_void_p).value or 0  # no copy
-
-
-def find(raw: bytes, base: int, needle: bytes, start: int, end: int) -> int:
-    """``raw.find(needle, start, end)`` for ``0 <= start <= end <= len(raw)``, through
-    ``memmem`` at ``base = address(raw)`` when it has one (the same answer: a test compares
-    the two)."""
-    if base <= 0 or end - start < LONG:  # a short range: the call costs more than it saves
+def find(raw: bytes, needle: bytes, start: int, end: int) -> int:
+    """``raw.find(needle, start, end)``, through ``memmem`` when it is built (the same answer:
+    a test compares the two): on JSON text it finds a key about 3x faster, and detection makes
+    about ten such searches per file."""
+    if _memmem_find is None or end - start < LONG:
         return raw.find(needle, start, end)
-    hit = _MEMMEM[0](base + start, end - start, needle, len(needle))
-    return -1 if hit is None else hit - base
+    return _memmem_find(raw, needle, start, end)
 
 
 class _Head:
@@ -76,7 +60,6 @@ class _Head:
         self.near = min(len(head), NEAR)
         self.first = head[start : min(start + 200, self.full)]  # from the first non-space byte
         self.seen: dict[bytes, tuple[int, int]] = {}  # needle -> (searched up to, first index)
-        self.base = -1  # ``address(head)``, taken at the first long search
 
     def _first(self, needle: bytes, end: int) -> int:
         """``self.raw.find(needle, 0, end)``, from what an earlier search found where it can."""
@@ -87,14 +70,9 @@ class _Head:
                 return i if i + len(needle) <= end else -1
             if searched >= end:
                 return -1
-        i = self.find(needle, 0, end)
+        i = find(self.raw, needle, 0, end)
         self.seen[needle] = (end, i)
         return i
-
-    def find(self, needle: bytes, start: int, end: int) -> int:
-        if self.base < 0 and end - start >= LONG:
-            self.base = address(self.raw)
-        return find(self.raw, self.base, needle, start, end)
 
     def has(self, key: bytes, value: bytes = b"", deep: bool = False) -> bool:
         """``"key": value`` with or without the space JSON writers put after the colon."""
@@ -115,7 +93,7 @@ class _Head:
                 or (raw.startswith(b" " + value, j) and j + 1 + len(value) <= end)
             ):
                 return True
-            i = self.find(quoted, i + 1, end)
+            i = find(raw, quoted, i + 1, end)
         return False
 
     def near_has(self, marker: bytes) -> bool:
