@@ -85,7 +85,10 @@ def test_a_stale_or_foreign_build_is_not_fresh():
     good = {
         "sources": hashes,
         "suffix": suffix,
-        "modules": {f"{_native.PACKAGE}.{m}": f"{m}{suffix}" for m in _native.COMPILED},
+        "modules": {
+            f"{_native.PACKAGE}.{m}": f"{m}{suffix}"
+            for m in (*_native.COMPILED, *_native.C_EXTENSIONS)
+        },
         "runtime": ["rt__mypyc", f"rt__mypyc{suffix}"],
     }
     assert _native.fresh(good, hashes, suffix)
@@ -146,3 +149,33 @@ def test_an_edited_source_runs_interpreted(tmp_path):
     target.write_text(target.read_text() + "\n# edited\n")
     status, file = run()
     assert "stale" in status and file == str(target), (status, file)
+
+
+@needs_build
+def test_memmem_find_is_bytes_find():
+    """``_findc.find`` (detection's memmem) answers what ``bytes.find`` answers, on JSON-like
+    text, for needles present, absent, at the edges and empty, over every kind of range."""
+    import random
+
+    from agentpost.trajectory.importers import _findc
+
+    rng = random.Random(9)
+    alphabet = b'"{}:, abcdekmnorsu_\n'
+    for _ in range(3000):
+        raw = bytes(rng.choice(alphabet) for _ in range(rng.randint(0, 3000)))
+        k = rng.randint(0, 12)
+        pos = rng.randint(0, len(raw))
+        needle = (
+            raw[pos : pos + k]
+            if rng.random() < 0.6
+            else bytes(rng.choice(alphabet) for _ in range(k))
+        )
+        n = len(raw)
+        start, end = sorted((rng.randint(-5, n + 5), rng.randint(-5, n + 5)))
+        if rng.random() < 0.1:
+            start, end = end, start
+        assert _findc.find(raw, needle, start, end) == raw.find(needle, start, end), (
+            needle,
+            start,
+            end,
+        )

@@ -42,7 +42,7 @@ BUILD = HERE / "_build"
 MANIFEST = BUILD / "manifest.json"
 PACKAGE = "agentpost.trajectory"
 # the hot modules (relative to PACKAGE): every importer the bench corpus reaches, their shared
-# helpers, detection, one file's import and the totals pass
+# helpers, detection, one file's import, the totals pass and reading files (io)
 COMPILED = (
     "importers._common",
     "importers._detect",
@@ -59,6 +59,7 @@ COMPILED = (
     "importers.openhands_v1",
     "importers.swe_agent",
     "totals",
+    "io",
 )
 C_EXTENSIONS = ("importers._findc",)  # C sources (``.c``) built beside them
 # what they import from agentpost (mypy reads their types): a change to any of these, or to a
@@ -67,7 +68,6 @@ DEPENDS = (
     "importers.__init__",
     "importers._construct",
     "model",
-    "io",
     "../__init__",
     "../errors",
     "../components",
