@@ -179,3 +179,11 @@ def test_memmem_find_is_bytes_find():
             start,
             end,
         )
+
+
+def test_ci_runs_the_compiled_import_path():
+    """``.ci/run`` sets ``AGENTPOST_EXPECT_NATIVE=1``: there the build must be in use, so the
+    suite exercises the compiled path and a failed build cannot pass unnoticed."""
+    if os.environ.get("AGENTPOST_EXPECT_NATIVE") != "1":
+        pytest.skip("AGENTPOST_EXPECT_NATIVE is not set (only CI requires the build)")
+    assert COMPILED, _native.status()

@@ -30,12 +30,11 @@ from __future__ import annotations
 import hashlib
 import importlib.machinery
 import importlib.util
+import json  # (not orjson: importing this module stays light)
 import os
 import sys
 from pathlib import Path
 from typing import Any
-
-import orjson
 
 HERE = Path(__file__).resolve().parent  # src/agentpost/trajectory
 BUILD = HERE / "_build"
@@ -117,7 +116,7 @@ class _Finder:
 
 
 def status() -> str:
-    """``compiled`` when the build is in use, else why not (for the bench and ``--version``)."""
+    """``compiled (mypyc)`` when the build is in use, else ``interpreted (why)``."""
     return _STATUS
 
 
@@ -133,17 +132,17 @@ def install() -> None:
         _STATUS = f"interpreted ({OFF} is set)"
         return
     try:
-        manifest = orjson.loads(MANIFEST.read_bytes())
-    except (OSError, orjson.JSONDecodeError):
+        manifest = json.loads(MANIFEST.read_bytes())
+    except (OSError, ValueError):
         _STATUS = "interpreted (no compiled build: scripts/compile_native.py makes one)"
         return
     suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
-    if not fresh(manifest, source_hashes(), suffix):
+    if not isinstance(manifest, dict) or not fresh(manifest, source_hashes(), suffix):
         _STATUS = "interpreted (the compiled build is stale: rerun scripts/compile_native.py)"
         return
-    files = {name: BUILD / f for name, f in manifest["modules"].items()}
-    files[manifest["runtime"][0]] = BUILD / manifest["runtime"][1]
-    if not all(f.is_file() for f in files.values()):
+    names = {**manifest["modules"], manifest["runtime"][0]: manifest["runtime"][1]}
+    files = {name: BUILD / f for name, f in names.items()}
+    if not all(f.parent == BUILD and f.is_file() for f in files.values()):
         _STATUS = "interpreted (the compiled build is incomplete)"
         return
     sys.meta_path.insert(0, _Finder(files))
