@@ -1,7 +1,8 @@
 """Format detection: a file's format from its name and first bytes, or from its parsed data.
 
-Layer: io. Compiled with the importers (``_native.py``): it runs for every file, and its
-bounded ``bytes.find`` calls cost less than the Python around them.
+Layer: io. Compiled with the importers (``trajectory/_native.py``): it runs for every file.
+Its searches go through libc's ``memmem`` (``_findc.c``) when that build is present, else
+``bytes.find``; the answers are the same.
 """
 
 from __future__ import annotations
