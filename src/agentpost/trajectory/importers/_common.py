@@ -2,9 +2,10 @@
 
 Layer: io. Importers build models with ``construct`` (no re-validation; see
 ``_construct.py``): every value that goes in is checked or coerced here first, which
-is where import time goes otherwise. The helpers that run per model call (``turn``,
-``tool_call``, ``observation``, ``usage_from_openai``) take their fields as keywords and call the
-generated constructors directly, so no keyword dict is packed and unpacked on the way.
+is where import time goes otherwise. The constructors that run per model call (``turn``,
+``observation``, ``new_usage``, ``_tool_call``, and ``trajectory``'s models) are written out
+here, as what ``_construct.maker`` would generate, so that the compiled build
+(``trajectory/_native.py``) compiles them; a test keeps them equal to the generated ones.
 """
 
 from __future__ import annotations
@@ -381,8 +382,8 @@ def logprobs_from_openai(lp: Any) -> Logprobs | None:
 
 def producer(fmt: str, keep_raw: bool) -> Producer:
     m = _new(Producer)
-    values = {"name": f"agentpost.import.{fmt}", "version": __version__}
-    _set_dict(m, "__dict__", {**values, "args": {"keep_raw": keep_raw}})
+    name = f"agentpost.import.{fmt}"
+    _set_dict(m, "__dict__", {"name": name, "version": __version__, "args": {"keep_raw": keep_raw}})
     return m
 
 

@@ -1,6 +1,6 @@
 """One file's import: read it, detect its format, parse it, convert it.
 
-Layer: io. Compiled with the importers (``_native.py``): this runs once per file and once per
+Layer: io. Compiled with the importers (``trajectory/_native.py``): this runs once per file and once per
 JSONL line, so its own overhead counts on a folder of small files.
 """
 
