@@ -118,7 +118,7 @@ class _Run:
 
 def _owner(turns: list[Any], call_id: Any) -> Any:
     """The latest turn that made call ``call_id``; the last turn when none did."""
-    for i in range(len(turns) - 1, -1, -1):  # (not reversed(): mypyc 1.x fails on it)
+    for i in range(len(turns) - 1, -1, -1):  # (not reversed(): mypyc 2.4 fails to compile it)
         t = turns[i]
         for x in t.tool_calls:
             if x.id == call_id:
