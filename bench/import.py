@@ -22,8 +22,11 @@ parsing (a floor for any importer that builds Python objects from every value) a
 importer code. ``--big K`` then builds a corpus K times as large and runs ``agentpost import`` on it in a
 subprocess (streamed, one process), reporting its wall time and peak RSS; the corpus lives in
 the temp dir and is removed afterwards. The load average is printed beside the ratios.
+The first line says which import path ran: the compiled one (``trajectory/_native.py``, built
+by ``scripts/compile_native.py``) or the interpreted one; ``--interpreted`` also times the
+interpreted path on the same corpus, in a child process, so both ratios come from one run.
 Run: ``.venv/bin/python bench/import.py [--mb 300] [--keep-raw] [--profile] [--phases]
-[--workers 2] [--big 3]``.
+[--workers 2] [--big 3] [--interpreted]``.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from pathlib import Path
 
 import orjson
 
+from agentpost.trajectory import _native
 from agentpost.trajectory.importers import (
     JSONL_FORMATS,
     NotATrajectory,
@@ -51,12 +55,14 @@ from agentpost.trajectory.importers import (
     harbor,
 )
 from agentpost.trajectory.importers._common import Ctx
+from agentpost.trajectory.importers._file import (
+    import_file,
+    importer_module,
+    parse_json,
+    parse_lines,
+)
 from agentpost.trajectory.importing import (
     ImportReport,
-    _importer,
-    _json,
-    _lines,
-    import_file,
     iter_files,
     iter_import,
     paused_gc,
@@ -161,18 +167,18 @@ def phases(paths: list[Path], keep_raw: bool) -> tuple[float, dict[str, float]]:
                 marks.append(cpu())
                 name = detect(p, raw)
                 if name is None and not p.name.endswith(".jsonl"):  # parsed to detect: counted here
-                    data = _json(raw, p)
+                    data = parse_json(raw, p)
                     name = detect_data(data)
                 if name is None or harbor.duplicate_of_atif(p, name):
                     continue
                 marks.append(cpu())
-                module = _importer(name)
+                module = importer_module(name)
                 if name in JSONL_FORMATS or not hasattr(module, "convert"):
-                    data = data if data is not None else _lines(raw, p)
+                    data = data if data is not None else parse_lines(raw, p)
                     marks.append(cpu())
                     trajs = module.convert_lines(data, Ctx(p), keep_raw)
                 else:
-                    data = data if data is not None else _json(raw, p)
+                    data = data if data is not None else parse_json(raw, p)
                     marks.append(cpu())
                     trajs = module.convert(data, Ctx(p), keep_raw)
                 harbor.join(p, trajs)
@@ -230,6 +236,17 @@ def big_import(root: Path, factor: int, target_bytes: int) -> None:
     print("             " + r.stdout.decode().splitlines()[0][:160])
 
 
+def interpreted_pass(root: Path, repeat: int, keep_raw: bool) -> None:
+    """This bench again on the same corpus in a child process with the compiled build turned
+    off (``AGENTPOST_PURE_IMPORT=1``): the ratio of the interpreted import path."""
+    cmd = [sys.executable, __file__, "--corpus", str(root), "--repeat", str(repeat)]
+    env = {**os.environ, _native.OFF: "1"}
+    out = subprocess.run(cmd + (["--keep-raw"] if keep_raw else []), env=env, capture_output=True)
+    for line in out.stdout.decode().splitlines():
+        if line.startswith(("import path", "import  ", "import (CPU)")):
+            print("  interpreted | " + line)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
@@ -245,10 +262,20 @@ def main() -> None:
         "--big", type=int, default=0, help="also import a corpus this many times as large"
     )
     ap.add_argument("--phases", action="store_true", help="split import's CPU time by step")
+    ap.add_argument(
+        "--interpreted",
+        action="store_true",
+        help="also time the interpreted import path on the same corpus (a child process)",
+    )
+    ap.add_argument("--corpus", type=Path, help=argparse.SUPPRESS)  # the child's: reuse one
     args = ap.parse_args()
-    tmp = Path(tempfile.mkdtemp(prefix="agentpost-bench-"))
+    tmp = args.corpus or Path(tempfile.mkdtemp(prefix="agentpost-bench-"))
     try:
-        size, nfiles = build_corpus(tmp, int(args.mb * 1e6))
+        if args.corpus:
+            size, nfiles = sum(p.stat().st_size for p in iter_files([tmp])), len(iter_files([tmp]))
+        else:
+            size, nfiles = build_corpus(tmp, int(args.mb * 1e6))
+        print(f"import path  : {_native.status()}")
         paths = iter_files([tmp])
         for p in paths:  # warm the page cache
             p.read_bytes()
@@ -287,6 +314,8 @@ def main() -> None:
             print_phases(*phases(paths, args.keep_raw))
         if args.big:
             big_import(tmp, args.big, int(args.mb * 1e6))
+        if args.interpreted:
+            interpreted_pass(tmp, args.repeat, args.keep_raw)
         if args.profile:
             prof = cProfile.Profile()
             prof.enable()
@@ -294,7 +323,8 @@ def main() -> None:
             prof.disable()
             pstats.Stats(prof, stream=sys.stdout).sort_stats("tottime").print_stats(15)
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        if not args.corpus:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -36,6 +36,9 @@ command -v gcc >/dev/null || missing+=(gcc)
 command -v make >/dev/null || missing+=(make)
 command -v patch >/dev/null || missing+=(patch)
 command -v chromium >/dev/null || missing+=(chromium)
+# the Python headers: scripts/compile_native.py compiles the import path against them
+python3 -c 'import os, sysconfig; raise SystemExit(not os.path.isfile(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' \
+  || missing+=(python3-dev)
 if [ "$docker" = 1 ]; then
   command -v dockerd >/dev/null || missing+=(docker.io)
   command -v debootstrap >/dev/null || missing+=(debootstrap)
@@ -66,6 +69,10 @@ if [ "$llama" = 1 ]; then
   extras="$extras,lab"  # compiles llama.cpp (pip caches the wheel for later installs)
 fi
 .venv/bin/python -m pip install -q -e ".[$extras]"
+# the import path compiled with mypyc (about 30 s); without a compiler it runs interpreted
+if ! .venv/bin/python scripts/compile_native.py; then
+  echo "warning: the compiled import path was not built; import runs interpreted" >&2
+fi
 echo "agentpost is installed in .venv"
 
 if [ "$run_demo" = 1 ]; then

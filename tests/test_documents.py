@@ -138,3 +138,45 @@ def test_non_regular_targets_are_refused(tmp_path) -> None:
     if os.geteuid() != 0:  # root writes anywhere
         with pytest.raises(InputError, match="cannot write"):
             atomic_write(tmp_path / "ro" / "x.json", b"x")
+
+
+def test_a_symlinked_target_is_written_through(tmp_path) -> None:
+    """``-o link.json`` where the link points elsewhere: the file it points to gets the data
+    and the link stays a link (a rename over the link would have replaced it)."""
+    real = tmp_path / "store" / "doc.json"
+    real.parent.mkdir()
+    real.write_text("old\n")
+    link = tmp_path / "doc.json"
+    link.symlink_to(real)
+    write_json(link, {"a": 2})
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert real.read_text() == '{\n  "a": 2\n}\n'
+    assert sorted(p.name for p in real.parent.iterdir()) == ["doc.json"]  # no temp left behind
+
+
+def test_a_folder_that_cannot_be_synced_is_no_traceback(tmp_path, monkeypatch) -> None:
+    """After the rename, the folder's fsync: where the filesystem cannot (EINVAL) the write
+    stands; an I/O error is an ``InputError`` naming the folder. (``os.fsync`` is made to fail
+    only for the folder: no real filesystem here fails on demand.)"""
+    import errno
+
+    from agentpost.documents import write as w
+
+    real_fsync = os.fsync
+
+    def failing(code):
+        def fsync(fd):
+            if os.path.isdir(f"/proc/self/fd/{fd}"):
+                raise OSError(code, os.strerror(code))
+            return real_fsync(fd)
+
+        return fsync
+
+    target = tmp_path / "doc.json"
+    monkeypatch.setattr(w.os, "fsync", failing(errno.EINVAL))
+    atomic_write(target, b"one")
+    assert target.read_bytes() == b"one"
+    monkeypatch.setattr(w.os, "fsync", failing(errno.EIO))
+    with pytest.raises(InputError, match="cannot sync it") as e:
+        atomic_write(target, b"two")
+    assert str(tmp_path) in e.value.one_line() and target.read_bytes() == b"two"

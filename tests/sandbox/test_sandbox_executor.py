@@ -142,8 +142,10 @@ def test_cancel_ends_the_command_not_the_sandbox(box):
     r = box.exec(f"sleep {tag} & sleep {tag}", timeout_s=30)
     canceller.join()
     assert r.exit_code == 137 and not r.timed_out and time.monotonic() - t < 10
+    assert r.killed == "cancelled"  # not a bare 137 that reads like the command's own exit
     assert pids_with(tag) == []
-    assert box.exec("echo ok").stdout == "ok\n"
+    ok = box.exec("echo ok")
+    assert (ok.stdout, ok.killed) == ("ok\n", None)
 
 
 def test_stdin_a_command_never_read_does_not_spill_into_the_next_exec(box):
@@ -217,6 +219,12 @@ def test_the_per_exec_bwrap_stays_available(monkeypatch, tmp_path):
         assert box.executor is None
         r = box.exec("echo $$; sleep 60 & echo started")
         assert r.stdout.split()[0] == "2" and r.stdout.endswith("started\n")  # bwrap's init is 1
+        canceller = threading.Timer(0.5, box.cancel)  # a cancel there says so too
+        canceller.start()
+        r = box.exec("sleep 30", timeout_s=30)
+        canceller.join()
+        assert (r.exit_code, r.timed_out, r.killed) == (137, False, "cancelled")
+        assert box.exec("echo ok").killed is None
     monkeypatch.delenv(ENV_MODE)
     (tmp_path / "etc").mkdir()  # a root without python3: the per-exec bwrap, automatically
     with bwrap_backend().create(SandboxSpec(rootfs=str(tmp_path))) as box:

@@ -2,7 +2,7 @@
 
 Generated constructors (``importers/_construct.py``) against pydantic's ``model_construct`` and
 validation; mini-swe-agent's bash-block finder against the regex it replaces, on random texts
-built from the pieces that make the regex backtrack; ``read_regular`` and ``_lines`` against
+built from the pieces that make the regex backtrack; ``read_regular`` and ``parse_lines`` against
 ``Path.read_bytes`` and ``bytes.split``; ``totals_values`` against a per-field recomputation.
 """
 
@@ -18,8 +18,8 @@ import pytest
 from agentpost.errors import InputError
 from agentpost.trajectory.importers import _common as c
 from agentpost.trajectory.importers._construct import MISSING, maker
+from agentpost.trajectory.importers._file import parse_lines
 from agentpost.trajectory.importers.mini_swe_agent import ACTION_RE, _actions
-from agentpost.trajectory.importing import _lines
 from agentpost.trajectory.io import dumps, read_regular
 from agentpost.trajectory.model import (
     Observation,
@@ -165,11 +165,95 @@ def test_read_regular_and_lines_match_the_plain_calls(tmp_path) -> None:
         assert read_regular(p) == data
         if data.startswith(b"x"):
             with pytest.raises(InputError, match="line 1"):
-                _lines(data, p)
+                parse_lines(data, p)
             continue
         want = [(n, orjson.loads(x)) for n, x in enumerate(data.split(b"\n"), 1) if x.strip()]
         if want:
-            assert _lines(data, p) == want
+            assert parse_lines(data, p) == want
         else:
             with pytest.raises(InputError, match="empty file"):
-                _lines(data, p)
+                parse_lines(data, p)
+
+
+_ODD = [None, 0, 7, -1, 2**70, 1.5, True, False, "x", "", [1], {"a": 1}, b"b"]
+_WRITTEN = {
+    # the written-out constructor, the model, and the coercions it stands for
+    "observation": (
+        Observation,
+        {
+            "call_id": (str, str),
+            "text": (str, c.as_str),
+            "exit_code": (int, c.as_int),
+            "is_error": (bool, lambda v: None),
+            "timed_out": (bool, lambda v: None),
+        },
+    ),
+    "turn": (
+        Turn,
+        {f: (str, c._ts) for f in ("text", "reasoning", "started_at", "ended_at")}
+        | {"step": (int, c.as_int)},
+    ),
+    "_tool_call": (ToolCall, {}),
+    "new_usage": (Usage, {}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_WRITTEN))
+def test_written_out_constructors_are_what_maker_generates(name):
+    """The four hot constructors in ``_common`` are written out (so the compiled build
+    compiles them): each gives what ``maker(cls, coerce)`` gives, field by field and in field
+    order, for odd values in every field, and its fields are the model's."""
+    cls, coerce = _WRITTEN[name]
+    written, generated = getattr(c, name), maker(cls, coerce)
+    fields = list(cls.model_fields)
+    rng = random.Random(5)
+    required = {f: 1 for f, info in cls.model_fields.items() if info.is_required()}
+    for _ in range(300):
+        kwargs = {
+            **required,
+            **{f: rng.choice(_ODD) for f in rng.sample(fields, rng.randint(0, len(fields)))},
+        }
+        a, b = written(**kwargs), generated(**kwargs)
+        assert list(a.__dict__) == fields
+        assert list(a.__dict__.items()) == list(b.__dict__.items()), kwargs
+    if name == "turn":  # empty lists and dicts are new for each model
+        t1, t2 = written(0), written(0)
+        assert t1.tool_calls is not t2.tool_calls and t1.extra is not t2.extra
+
+
+def test_trajectory_assembly_is_what_the_generated_constructors_give(tmp_path):
+    """``c.trajectory`` builds its models' dicts itself: the same fields, in field order, and
+    the same values as the generated constructors give."""
+    from agentpost import __version__
+
+    turns = [
+        c.turn(0, text="a", usage=c.new_usage(input_tokens=3, output_tokens=1, source="reported")),
+        c.turn(5, tool_calls=[c.tool_call("bash", {"command": "ls"})]),
+    ]
+    ctx = c.Ctx(tmp_path / "x.json", record="line 2")
+    fields = {"task_id": 7, "agent": "a", "model": ["m"], "metadata": {"k": 1}}
+    got = c.trajectory(ctx, "atif", id=12, turns=turns, keep_raw=True, raw={"r": 1}, **fields)
+    totals = maker(Totals)(**compute_totals(turns).model_dump())
+    want = maker(Trajectory)(
+        id="12",
+        task_id=None,  # as_str(7): not a string
+        agent="a",
+        model=None,
+        turns=turns,
+        outcome=maker(Outcome)(tests={}, details={}),
+        totals=totals,
+        source=maker(Source)(format="atif", path=str(tmp_path / "x.json"), record="line 2"),
+        producer=maker(Producer)(
+            name="agentpost.import.atif", version=__version__, args={"keep_raw": True}
+        ),
+        metadata={"k": 1},
+        raw={"r": 1},
+    )
+    for a, b in [(got, want)] + [
+        (getattr(got, f), getattr(want, f)) for f in ("totals", "source", "producer", "outcome")
+    ]:
+        assert list(a.__dict__.items()) == list(b.__dict__.items())
+        assert list(a.__dict__) == list(type(a).model_fields)
+    assert [t.index for t in got.turns] == [0, 1]
+    with pytest.raises(TypeError, match="unexpected field"):
+        c.trajectory(ctx, "atif", id="x", turns=[], keep_raw=False, no_such_field=1)

@@ -235,8 +235,8 @@ def advantages(
 
     from agentpost.documents.formats import producer
     from agentpost.efficiency.advantage import hero_advantages
+    from agentpost.efficiency.advantages_out import advantages_document
     from agentpost.efficiency.config import HeroConfig
-    from agentpost.efficiency.document import advantages_document
 
     if export is not None and export not in ("trl", "verl"):
         raise InputError(None, "--export", f"expected trl or verl, got {export!r}")

@@ -21,8 +21,8 @@ from typing import Any
 from agentpost.demo.files import write_json
 from agentpost.demo.pipeline import Demo
 from agentpost.documents.formats import fmt, producer
+from agentpost.efficiency.advantages_out import advantages_document
 from agentpost.efficiency.config import HeroConfig
-from agentpost.efficiency.document import advantages_document
 from agentpost.trajectory.model import Trajectory
 
 

@@ -1,7 +1,7 @@
 """HERO advantage input from any canonical trajectories: rollouts grouped by task.
 
 ``hero_groups(trajs, rows)`` builds the ``{"rollouts": [...]}`` document that
-``efficiency.document.advantages_document`` (and ``agentpost hero advantages``) reads, from
+``efficiency.advantages_out.advantages_document`` (and ``agentpost hero advantages``) reads, from
 imported or recorded trajectories and their efficiency rows (``efficiency.analyze``: tokens and
 per-turn entropy).
 

@@ -28,7 +28,8 @@ rely on it):
    the verifier writes or reads cannot reach a host file.
 5. **Limits hold for the sandbox as a whole**: ``Limits.disk_bytes`` on the writable dirs and
    ``Limits.sandbox_memory_bytes`` on all its processes together; an exec that hits one says so
-   in ``ExecResult.killed`` ("memory limit", "disk quota", "output cap", "timeout").
+   in ``ExecResult.killed`` ("memory limit", "disk quota", "output cap", "timeout"); an exec
+   ended by ``cancel`` (or a close from another thread) says "cancelled".
 
 Layer: model (types and protocols only).
 """

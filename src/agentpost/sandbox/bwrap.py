@@ -75,6 +75,7 @@ class BwrapSandbox(HostDirFiles):
         self.closed = False
         self._running: tuple[subprocess.Popen, int | None] | None = None
         self._cancel_lock = threading.Lock()  # cancel never signals a pidfd being closed
+        self._cancelled = False  # the per-exec path's running command was cancelled
         self._exec_lock = threading.Lock()  # execs on one sandbox are serialised
         self.executor: BwrapServer | None = None
         self._ooms: tuple[int | None, int] | None = (
@@ -214,6 +215,7 @@ class BwrapSandbox(HostDirFiles):
         with self._cancel_lock:
             running = self._running
             if running is not None and running[0].returncode is None:
+                self._cancelled = True  # the exec says why it ended (killed="cancelled")
                 kill_tree(*running)
         executor = self.executor
         server = executor.server if executor is not None else None

@@ -13,6 +13,7 @@ Layer: io.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 
@@ -25,7 +26,9 @@ from agentpost.sandbox.capture import argv_of, run_capped, runaway_bytes
 def exec_fresh(box, command, timeout_s: float, cwd, env, stdin) -> ExecResult:
     """Run one command in its own bwrap (``box``: a ``BwrapSandbox``)."""
     proc, pidfd = _start(box, command, cwd, env, stdin)
-    box._running = (proc, pidfd)  # for ``cancel`` from another thread
+    with box._cancel_lock:
+        box._cancelled = False
+        box._running = (proc, pidfd)  # for ``cancel`` from another thread
     try:
         lim = box.spec.limits
         result = run_capped(
@@ -47,6 +50,8 @@ def exec_fresh(box, command, timeout_s: float, cwd, env, stdin) -> ExecResult:
         wait_exit(pidfd)
     if result.exit_code == 1 and setup_failed(result.stderr):
         raise InfraError(f"bwrap could not set up the sandbox: {result.stderr.strip()}")
+    if box._cancelled and result.killed is None:
+        return dataclasses.replace(result, killed="cancelled")
     return result
 
 

@@ -303,6 +303,7 @@ class Server:
             done = _Done(
                 rc=-9, seen=(sum(map(len, kept[0])), sum(map(len, kept[1]))), runaway=False
             )
+            reason = reason or "cancelled"  # ``kill`` from here (a cancel or a close) ended it
         out_text, err_text = (b"".join(k).decode("utf-8", "replace") for k in kept)
         runaway = done.runaway and reason is None
         return ExecResult(

@@ -9,28 +9,21 @@ Layer: io.
 from __future__ import annotations
 
 import gc
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from agentpost.errors import InputError
 from agentpost.trajectory.importers import (
-    JSONL_FORMATS,
     NotATrajectory,
-    detect,
-    detect_data,
-    get_importer,
     harbor,
     openai_chat,
     openhands_v1,
     terminus_episodes,
 )
-from agentpost.trajectory.importers._common import Ctx
+from agentpost.trajectory.importers._file import import_file, parse_json
 from agentpost.trajectory.io import read_regular
 from agentpost.trajectory.model import Trajectory
 
@@ -84,90 +77,6 @@ def iter_files(paths: list[Path], exclude: Path | None = None) -> list[Path]:
     return out
 
 
-def _json(raw: bytes, path: Path, line: int | None = None) -> Any:
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError as e:
-        where = f"line {line}" if line else f"line {e.lineno} column {e.colno}"
-        raise InputError(path, where, f"invalid JSON: {e.msg}") from None
-
-
-_BLANK = re.compile(rb"[ \t\n\r\x0b\x0c]*")  # what ``bytes.isspace`` accepts
-
-
-def _lines(raw: bytes, path: Path) -> list[tuple[int, Any]]:
-    """Every non-blank line of a JSONL file, parsed. Lines are parsed from memoryview slices
-    of ``raw`` rather than split off as copies (evaluation logs hold megabytes per line)."""
-    out = []
-    loads = orjson.loads
-    view = memoryview(raw)
-    find, blank = raw.find, _BLANK.match
-    pos, n, size = 0, 0, len(raw)
-    while pos <= size:
-        end = find(b"\n", pos)
-        if end < 0:
-            end = size
-        n += 1
-        if end > pos and blank(raw, pos, end).end() != end:  # as ``line and not isspace``
-            try:
-                out.append((n, loads(view[pos:end])))
-            except orjson.JSONDecodeError:
-                _json(raw[pos:end], path, n)  # raises the InputError naming the line
-        pos = end + 1
-    if not out:
-        raise InputError(path, "line 1", "empty file")
-    return out
-
-
-_MODULES: dict[str, Any] = {}
-
-
-def _importer(name: str) -> Any:
-    """``get_importer`` once per name (``importlib.import_module`` takes its lock per call)."""
-    module = _MODULES.get(name)
-    if module is None:
-        module = _MODULES[name] = get_importer(name)
-    return module
-
-
-def import_file(path: Path, fmt: str | None = None, keep_raw: bool = False) -> list[Trajectory]:
-    """Trajectories in one file. Raises ``InputError`` (bad input) or ``NotATrajectory``."""
-    raw = read_regular(path)  # a FIFO or /dev/zero is refused, not read forever
-    if raw.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte-order mark (Windows editors write it)
-        raw = raw[3:]
-    # detect reads its first HEAD bytes; it rejects empty or binary files, skips companions
-    detected = detect(path, raw)
-    name = fmt or detected
-    data: Any = None
-    if name is None:
-        jsonl = path.name.endswith(".jsonl")
-        data = None if jsonl else _json(raw, path)
-        name = detect_data(data)
-        if name is None:
-            where = "line 1" if jsonl else "$"
-            raise InputError(path, where, "not a known trajectory format (use --format NAME)")
-    if harbor.duplicate_of_atif(path, name):
-        raise NotATrajectory(f"{name} log of a Harbor trial, imported from agent/trajectory.json")
-    module = _importer(name)
-    ctx = Ctx(path)
-    try:
-        if name in JSONL_FORMATS or not hasattr(module, "convert"):
-            trajs = module.convert_lines(_lines(raw, path), ctx, keep_raw)
-        else:
-            if data is None:
-                if not raw or raw.isspace():  # isspace scans without copying, unlike strip
-                    raise InputError(path, "byte 0", "empty file")
-                data = _json(raw, path)
-            trajs = module.convert(data, ctx, keep_raw)
-        harbor.join(path, trajs)
-        return trajs
-    except (InputError, NotATrajectory):
-        raise
-    except (KeyError, TypeError, AttributeError, ValueError, IndexError) as e:
-        # The document has the wrong shape somewhere the importer did not check by name.
-        raise InputError(path, "$", f"not a valid {name} file ({type(e).__name__}: {e})") from None
-
-
 def import_events(files: list[Path], keep_raw: bool = False) -> list[Trajectory]:
     """One persisted OpenHands V1 conversation from its ``events/event-*.json`` files."""
     events = []
@@ -175,7 +84,7 @@ def import_events(files: list[Path], keep_raw: bool = False) -> list[Trajectory]
         raw = read_regular(path)
         if not raw.strip():
             raise InputError(path, "byte 0", "empty file")
-        events.append((path, _json(raw.removeprefix(b"\xef\xbb\xbf"), path)))
+        events.append((path, parse_json(raw.removeprefix(b"\xef\xbb\xbf"), path)))
     try:
         return openhands_v1.convert_events(events, keep_raw)
     except (KeyError, TypeError, AttributeError, ValueError, IndexError) as e:
@@ -193,7 +102,7 @@ def import_call_logs(files: list[Path], keep_raw: bool = False) -> list[Trajecto
             raw = path.read_bytes()
         except OSError as e:
             raise InputError(path, None, f"cannot read: {e.strerror}") from None
-        data = _json(raw.removeprefix(b"\xef\xbb\xbf"), path)
+        data = parse_json(raw.removeprefix(b"\xef\xbb\xbf"), path)
         if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
             raise InputError(path, "$.messages", "missing required field")
         docs.append((path, data))

@@ -10,11 +10,13 @@ importers turn into one-line errors naming the file and the JSON path.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-FORMAT = "agentpost.trajectory/1"
+from agentpost.trajectory.totals import totals_values
+
+FORMAT: Final = "agentpost.trajectory/1"
 
 UsageSource = Literal["reported", "running_total_diff", "run_total", "estimated"]
 CallKind = Literal["shell", "edit", "keystrokes", "control", "other"]
@@ -25,7 +27,7 @@ def _no_value() -> None:
 
 
 # BaseModel's per-instance slots, with the value ``model_construct`` gives them
-_SLOT_VALUES = {
+_SLOT_VALUES: dict[str, Any] = {
     "__pydantic_fields_set__": set,
     "__pydantic_extra__": _no_value,
     "__pydantic_private__": _no_value,
@@ -41,7 +43,7 @@ class _Model(BaseModel):
         and nothing reads them on the import path); anything else as pydantic answers it."""
         make = _SLOT_VALUES.get(item)
         if make is None:
-            return super().__getattr__(item)
+            return super().__getattr__(item)  # type: ignore[misc]  # pydantic's, at run time
         value = make()
         object.__setattr__(self, item, value)
         return value
@@ -194,62 +196,9 @@ class Trajectory(_Model):
     raw: Any = None
 
 
-_WEAKEST = {"estimated": 0, "run_total": 1, "running_total_diff": 2, "reported": 3}
-_RUN_FIELDS = ("input_tokens", "cached_tokens", "output_tokens", "reasoning_tokens", "cost_usd")
-
-
 def compute_totals(turns: list[Turn], run_total: Usage | None = None) -> Totals:
     """Totals over ``turns``; falls back to ``run_total`` for token fields the turns lack.
 
     Token sums skip turns without a number; a field is null only when no turn has it.
     """
     return Totals(**totals_values(turns, run_total))
-
-
-def totals_values(turns: list[Turn], run_total: Usage | None = None) -> dict[str, Any]:
-    """The fields of ``compute_totals``'s result, in one pass over the turns (the importers
-    build the model from them without validating: every value is an int, float, bool or a
-    known source name)."""
-    inp = cached = out = reasoning = cost = None
-    n_in = n_out = calls = 0
-    source = None  # the weakest source seen: mixed sources never over-trust the sum
-    for t in turns:
-        calls += len(t.tool_calls)
-        u = t.usage
-        if u is None:
-            continue
-        v = u.__dict__
-        if (x := v["input_tokens"]) is not None:
-            inp = x if inp is None else inp + x
-            n_in += 1
-        if (x := v["cached_tokens"]) is not None:
-            cached = x if cached is None else cached + x
-        if (x := v["output_tokens"]) is not None:
-            out = x if out is None else out + x
-            n_out += 1
-        if (x := v["reasoning_tokens"]) is not None:
-            reasoning = x if reasoning is None else reasoning + x
-        if (x := v["cost_usd"]) is not None:
-            cost = 0 + x if cost is None else cost + x  # as ``sum`` adds (0 + -0.0 is 0.0)
-        if (x := v["source"]) in _WEAKEST and (source is None or _WEAKEST[x] < _WEAKEST[source]):
-            source = x
-    n = len(turns)
-    values = {
-        "turns": n,
-        "tool_calls": calls,
-        "input_tokens": inp,
-        "cached_tokens": cached,
-        "output_tokens": out,
-        "reasoning_tokens": reasoning,
-        "cost_usd": cost,
-        "usage_source": source,
-        # partial: some calls have a token count that others lack, so the sum is a lower bound
-        "partial": 0 < n_in < n or 0 < n_out < n,
-    }
-    if run_total is not None:
-        for name in _RUN_FIELDS:
-            if values[name] is None and getattr(run_total, name) is not None:
-                values[name] = getattr(run_total, name)
-                values["usage_source"] = "run_total"
-                values["partial"] = False  # a run total covers every call
-    return values

@@ -2,9 +2,10 @@
 
 Layer: io. Importers build models with ``construct`` (no re-validation; see
 ``_construct.py``): every value that goes in is checked or coerced here first, which
-is where import time goes otherwise. The helpers that run per model call (``turn``,
-``tool_call``, ``observation``, ``usage_from_openai``) take their fields as keywords and call the
-generated constructors directly, so no keyword dict is packed and unpacked on the way.
+is where import time goes otherwise. The constructors that run per model call (``turn``,
+``observation``, ``new_usage``, ``_tool_call``, and ``trajectory``'s models) are written out
+here, as what ``_construct.maker`` would generate, so that the compiled build
+(``trajectory/_native.py``) compiles them; a test keeps them equal to the generated ones.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ import orjson
 
 from agentpost import __version__
 from agentpost.errors import InputError
-from agentpost.trajectory.importers._construct import construct, maker
+from agentpost.trajectory.importers._construct import MISSING, construct, maker  # noqa: F401 (c.construct)
 from agentpost.trajectory.model import (
+    FORMAT,
     Logprobs,
     Observation,
     Outcome,
@@ -28,13 +30,11 @@ from agentpost.trajectory.model import (
     Trajectory,
     Turn,
     Usage,
-    totals_values,
 )
+from agentpost.trajectory.totals import totals_values
 
-_tool_call = maker(ToolCall)
-new_usage = maker(Usage)  # per-call constructors for the importers' hot loops
-new_logprobs = maker(Logprobs)
-_totals = maker(Totals)
+new_logprobs = maker(Logprobs)  # generated constructors (see below for the hot four)
+_new_outcome = maker(Outcome)
 
 
 class NotATrajectory(Exception):  # noqa: N818 - a signal, not an error
@@ -104,11 +104,18 @@ def as_float(v: Any) -> float | None:
     return float(v) if isinstance(v, int | float) else None
 
 
+def as_dict(v: Any) -> dict:
+    """``v`` when it is an object, else a new empty one (an optional sub-object)."""
+    return v if isinstance(v, dict) else {}
+
+
 def as_str(v: Any) -> str | None:
     if type(v) is str or v is None:
         return v
     if isinstance(v, list):  # content parts: [{"type": "text", "text": ...}]
-        parts = [p.get("text") for p in v if isinstance(p, dict) and isinstance(p.get("text"), str)]
+        parts: list[str] = [
+            t for p in v if isinstance(p, dict) and isinstance(t := p.get("text"), str)
+        ]
         return "\n".join(parts) if parts else None
     return None
 
@@ -129,29 +136,28 @@ def usage_from_openai(u: Any, source: str = "reported", cost: Any = None) -> Usa
     """
     if not isinstance(u, dict):
         return None
-    get = u.get
     if "prompt_tokens" in u or "completion_tokens" in u:
         # ``as_int`` returns an int as it is: the common case is tested inline (one call less
         # per count, on every model call)
-        inp, out = get("prompt_tokens"), get("completion_tokens")
+        inp, out = u.get("prompt_tokens"), u.get("completion_tokens")
         if inp.__class__ is not int:
             inp = as_int(inp)
         if out.__class__ is not int:
             out = as_int(out)
-        d = get("prompt_tokens_details")
+        d = u.get("prompt_tokens_details")
         cached = d.get("cached_tokens") if isinstance(d, dict) else None
         if cached.__class__ is not int:
             cached = as_int(cached)
         if cached is None:
-            cached = as_int(get("cache_read_input_tokens"))
+            cached = as_int(u.get("cache_read_input_tokens"))
         if cached is None:
-            cached = as_int(get("prompt_cache_hit_tokens"))
-        d = get("completion_tokens_details")
+            cached = as_int(u.get("prompt_cache_hit_tokens"))
+        d = u.get("completion_tokens_details")
         reasoning = d.get("reasoning_tokens") if isinstance(d, dict) else None
         if reasoning.__class__ is not int:
             reasoning = as_int(reasoning)
     elif "input_tokens_details" in u or "output_tokens_details" in u:  # Responses API
-        inp, out = as_int(get("input_tokens")), as_int(get("output_tokens"))
+        inp, out = as_int(u.get("input_tokens")), as_int(u.get("output_tokens"))
         cached = as_int(_get(u, "input_tokens_details", "cached_tokens"))
         reasoning = as_int(_get(u, "output_tokens_details", "reasoning_tokens"))
     elif "input_tokens" in u or "output_tokens" in u:  # Anthropic native
@@ -190,7 +196,7 @@ EDIT_COMMANDS = {"create", "str_replace", "insert", "undo_edit", "write"}
 CONTROL_TOOLS = {"finish", "submit", "mark_task_complete", "task_complete", "complete_task"}
 
 
-def tool_call(name: str, arguments: Any, call_id: str | None = None) -> ToolCall:
+def tool_call(name: Any, arguments: Any, call_id: Any = None) -> ToolCall:
     """A ``ToolCall`` with ``kind`` and ``command`` derived from the tool name and arguments."""
     args = arguments
     if isinstance(arguments, str):  # ``parse_args``, inline: this runs for every call
@@ -221,40 +227,129 @@ def tool_call(name: str, arguments: Any, call_id: str | None = None) -> ToolCall
 
 _SUMS = ("input_tokens", "cached_tokens", "output_tokens", "reasoning_tokens")
 _TRAJ_STR = ("task_id", "agent", "agent_version", "model", "run_id", "instruction", "system_prompt")
+_TRAJ_FIELDS = frozenset((*_TRAJ_STR, "metadata"))  # what ``trajectory(**fields)`` may set
 
 
 def _ts(v: Any) -> str | None:
     return str(v) if type(v) in (int, float) else as_str(v)
 
 
-def _none(v: Any) -> None:
-    return None
+# The per-call constructors, written out: what ``maker(cls, coerce)`` generates for these four
+# models (a test compares them field by field, in order), as real functions, so the compiled
+# build compiles them too (a generated function stays interpreted: a Turn cost 0.67 against
+# 0.50 us). A mistyped source value becomes None (or its coercion), never a bad model.
+_new = object.__new__
+_set_dict = object.__setattr__
 
 
-# The per-call helpers are generated constructors with the coercions inlined (one call each,
-# no keyword dict packed or unpacked); a mistyped source value becomes None, never a bad model.
-observation = maker(
-    Observation,
-    {
-        "call_id": (str, str),
-        "text": (str, as_str),
-        "exit_code": (int, as_int),
-        "is_error": (bool, _none),
-        "timed_out": (bool, _none),
-    },
-)
-observation.__doc__ = "An ``Observation`` (call_id, text, exit_code, is_error, timed_out)."
-turn = maker(
-    Turn,
-    {
-        "step": (int, as_int),
-        "text": (str, _ts),
-        "reasoning": (str, _ts),
-        "started_at": (str, _ts),
-        "ended_at": (str, _ts),
-    },
-)
-turn.__doc__ = "A ``Turn`` (index, then its fields as keywords); unspecified fields get defaults."
+def observation(
+    call_id: Any = None,
+    text: Any = None,
+    exit_code: Any = None,
+    is_error: Any = None,
+    timed_out: Any = None,
+) -> Observation:
+    """An ``Observation``; each value coerced to its field's type, or None."""
+    m = _new(Observation)
+    _set_dict(
+        m,
+        "__dict__",
+        {
+            "call_id": call_id if call_id is None or call_id.__class__ is str else str(call_id),
+            "text": text if text is None or text.__class__ is str else as_str(text),
+            "exit_code": exit_code
+            if exit_code is None or exit_code.__class__ is int
+            else as_int(exit_code),
+            "is_error": is_error if is_error is None or is_error.__class__ is bool else None,
+            "timed_out": timed_out if timed_out is None or timed_out.__class__ is bool else None,
+        },
+    )
+    return m
+
+
+def turn(
+    index: Any,
+    step: Any = None,
+    text: Any = None,
+    reasoning: Any = None,
+    tool_calls: Any = MISSING,
+    observations: Any = MISSING,
+    usage: Any = None,
+    logprobs: Any = None,
+    started_at: Any = None,
+    ended_at: Any = None,
+    latency_s: Any = None,
+    extra: Any = MISSING,
+) -> Turn:
+    """A ``Turn`` (index, then its fields as keywords); unspecified fields get defaults."""
+    m = _new(Turn)
+    _set_dict(
+        m,
+        "__dict__",
+        {
+            "index": index,
+            "step": step if step is None or step.__class__ is int else as_int(step),
+            "text": text if text is None or text.__class__ is str else _ts(text),
+            "reasoning": reasoning
+            if reasoning is None or reasoning.__class__ is str
+            else _ts(reasoning),
+            "tool_calls": [] if tool_calls is MISSING else tool_calls,
+            "observations": [] if observations is MISSING else observations,
+            "usage": usage,
+            "logprobs": logprobs,
+            "started_at": started_at
+            if started_at is None or started_at.__class__ is str
+            else _ts(started_at),
+            "ended_at": ended_at
+            if ended_at is None or ended_at.__class__ is str
+            else _ts(ended_at),
+            "latency_s": latency_s,
+            "extra": {} if extra is MISSING else extra,
+        },
+    )
+    return m
+
+
+def _tool_call(
+    id: Any = None,
+    name: Any = None,
+    arguments: Any = None,
+    command: Any = None,
+    kind: Any = "other",
+) -> ToolCall:
+    """A ``ToolCall`` from values already checked (``tool_call`` checks them)."""
+    m = _new(ToolCall)
+    _set_dict(
+        m,
+        "__dict__",
+        {"id": id, "name": name, "arguments": arguments, "command": command, "kind": kind},
+    )
+    return m
+
+
+def new_usage(
+    input_tokens: Any = None,
+    cached_tokens: Any = None,
+    output_tokens: Any = None,
+    reasoning_tokens: Any = None,
+    source: Any = None,
+    cost_usd: Any = None,
+) -> Usage:
+    """A ``Usage`` from values already checked (each an int, float, a source name or None)."""
+    m = _new(Usage)
+    _set_dict(
+        m,
+        "__dict__",
+        {
+            "input_tokens": input_tokens,
+            "cached_tokens": cached_tokens,
+            "output_tokens": output_tokens,
+            "reasoning_tokens": reasoning_tokens,
+            "source": source,
+            "cost_usd": cost_usd,
+        },
+    )
+    return m
 
 
 def setf(obj: Any, name: str, value: Any) -> None:
@@ -286,16 +381,17 @@ def logprobs_from_openai(lp: Any) -> Logprobs | None:
 
 
 def producer(fmt: str, keep_raw: bool) -> Producer:
-    return construct(
-        Producer, name=f"agentpost.import.{fmt}", version=__version__, args={"keep_raw": keep_raw}
-    )
+    m = _new(Producer)
+    name = f"agentpost.import.{fmt}"
+    _set_dict(m, "__dict__", {"name": name, "version": __version__, "args": {"keep_raw": keep_raw}})
+    return m
 
 
 def trajectory(
     ctx: Ctx,
     fmt: str,
     *,
-    id: str,
+    id: Any,
     turns: list[Turn],
     keep_raw: bool,
     raw: Any = None,
@@ -303,25 +399,41 @@ def trajectory(
     outcome: Outcome | None = None,
     **fields: Any,
 ) -> Trajectory:
-    """Assemble a trajectory; totals come from ``compute_totals`` (run totals only as fallback)."""
+    """Assemble a trajectory; totals come from ``compute_totals`` (run totals only as fallback).
+    ``fields`` are the other ``Trajectory`` fields (strings coerced with ``as_str``)."""
     for i, t in enumerate(turns):
         t.__dict__["index"] = i
     values = totals_values(turns, run_total)
     for k in _SUMS:  # each count fits; their sum may not, and the writer cannot write it
         if (v := values[k]) is not None and v > _INT_HIGH:
             raise ctx.fail("$", f"the turns' {k} sum to {v}, past what 64 bits hold")
-    totals = _totals(**values, unknown=[])
-    for k in _TRAJ_STR:
-        if k in fields:
-            fields[k] = as_str(fields[k])
-    return construct(
-        Trajectory,
-        id=str(id),
-        turns=turns,
-        outcome=outcome if outcome is not None else construct(Outcome, tests={}, details={}),
-        totals=totals,
-        source=construct(Source, format=fmt, path=str(ctx.path), record=ctx.record),
-        producer=producer(fmt, keep_raw),
-        raw=raw if keep_raw else None,
-        **{"metadata": {}, **fields},
-    )
+    values["unknown"] = []
+    totals = _new(Totals)
+    _set_dict(totals, "__dict__", values)  # totals_values gives the fields in model order
+    source = _new(Source)
+    _set_dict(source, "__dict__", {"format": fmt, "path": str(ctx.path), "record": ctx.record})
+    m = _new(Trajectory)
+    d: dict[str, Any] = {  # every field, in model order (the serializer writes them so)
+        "format": FORMAT,
+        "id": str(id),
+        "task_id": None,
+        "agent": None,
+        "agent_version": None,
+        "model": None,
+        "run_id": None,
+        "instruction": None,
+        "system_prompt": None,
+        "turns": turns,
+        "outcome": outcome if outcome is not None else _new_outcome(tests={}, details={}),
+        "totals": totals,
+        "source": source,
+        "producer": producer(fmt, keep_raw),
+        "metadata": {},
+        "raw": raw if keep_raw else None,
+    }
+    for k, v in fields.items():
+        if k not in _TRAJ_FIELDS:
+            raise TypeError(f"trajectory() got an unexpected field {k!r}")
+        d[k] = as_str(v) if k in _TRAJ_STR else v
+    _set_dict(m, "__dict__", d)
+    return m

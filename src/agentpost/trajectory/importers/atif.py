@@ -35,7 +35,7 @@ def _reasoning(m: dict) -> int | None:
     """Reasoning tokens: ATIF has no field of its own; converters put them in ``extra``
     (Gemini CLI ``thoughts_tokens``, Codex ``reasoning_output_tokens``, mini-swe-agent
     ``total_reasoning_tokens``, OpenCode ``reasoning_tokens``)."""
-    extra = m.get("extra") if isinstance(m.get("extra"), dict) else {}
+    extra = c.as_dict(m.get("extra"))
     keys = (
         "reasoning_tokens",
         "thoughts_tokens",
@@ -94,7 +94,7 @@ def _logprobs(m: Any, ctx: c.Ctx, where: str) -> Logprobs | None:
     )
 
 
-def _calls_from_message(message: str | None) -> list:
+def _calls_from_message(message: Any) -> list:
     if not message or not message.lstrip().startswith("{"):
         return []
     try:
@@ -196,8 +196,8 @@ def _steps(data: dict, ctx: c.Ctx, meta: dict, depth: int = 0) -> list:
 
 def convert(data: Any, ctx: c.Ctx, keep_raw: bool = False) -> list[Trajectory]:
     c.req(ctx, data, "schema_version", "$", str)
-    agent = data.get("agent") if isinstance(data.get("agent"), dict) else {}
-    extra = agent.get("extra") if isinstance(agent.get("extra"), dict) else {}
+    agent = c.as_dict(data.get("agent"))
+    extra = c.as_dict(agent.get("extra"))
     m = CONT_RE.search(ctx.path.name)
     if extra.get("continuation_index") is not None and m:
         parent = ctx.path.with_name(CONT_RE.sub(".json", ctx.path.name))
@@ -205,7 +205,7 @@ def convert(data: Any, ctx: c.Ctx, keep_raw: bool = False) -> list[Trajectory]:
             raise c.NotATrajectory(f"continuation, stitched into {parent.name}")
     meta: dict[str, Any] = {}
     turns = _steps(data, ctx, meta)
-    fm = data.get("final_metrics") if isinstance(data.get("final_metrics"), dict) else {}
+    fm = c.as_dict(data.get("final_metrics"))
     run_total = None
     if fm and not any(t.usage for t in turns):
         run_total = c.new_usage(

@@ -107,16 +107,23 @@ class _Run:
                 continue
             if b.get("type") == "tool_result" and self.turns:
                 cid = b.get("tool_use_id")
-                owner = next(
-                    (t for t in reversed(self.turns) if any(x.id == cid for x in t.tool_calls)),
-                    self.turns[-1],
-                )
+                owner = _owner(self.turns, cid)
                 err = b.get("is_error") if isinstance(b.get("is_error"), bool) else None
                 owner.observations.append(
                     c.observation(cid, _result_text(b.get("content")), None, err)
                 )
             elif b.get("type") == "text" and self.instruction is None and not rec.get("isMeta"):
                 self.instruction = c.as_str(b.get("text"))
+
+
+def _owner(turns: list[Any], call_id: Any) -> Any:
+    """The latest turn that made call ``call_id``; the last turn when none did."""
+    for i in range(len(turns) - 1, -1, -1):  # (not reversed(): mypyc 2.4 fails to compile it)
+        t = turns[i]
+        for x in t.tool_calls:
+            if x.id == call_id:
+                return t
+    return turns[-1]
 
 
 def _settle_output(turns: list) -> None:

@@ -36,8 +36,8 @@ PREAMBLE = ("<environment_context>", "<user_instructions>", "# AGENTS.md", "<per
 def _text(content: Any) -> str | None:
     if not isinstance(content, list):
         return c.as_str(content)
-    parts = [
-        p.get("text") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)
+    parts: list[str] = [
+        t for p in content if isinstance(p, dict) and isinstance(t := p.get("text"), str)
     ]
     return "\n".join(parts) if parts else None
 
@@ -72,7 +72,7 @@ def _output(p: dict) -> Any:
     parsed = c.parse_args(out) if isinstance(out, str) and out.startswith("{") else None
     if isinstance(parsed, dict):
         text = c.as_str(parsed.get("output")) if "output" in parsed else text
-        meta = parsed.get("metadata") if isinstance(parsed.get("metadata"), dict) else {}
+        meta = c.as_dict(parsed.get("metadata"))
         code = c.as_int(meta.get("exit_code"))
     elif isinstance(out, dict):
         text = c.as_str(out.get("content")) or c.as_str(out.get("output"))
@@ -169,7 +169,7 @@ def convert_lines(lines: list[tuple[int, Any]], ctx: c.Ctx, keep_raw: bool = Fal
         elif kind == "event_msg" and p.get("type") == "token_count":
             run.token_count(p)
     sid = c.as_str(meta.get("id")) or ctx.path.stem
-    git = meta.get("git") if isinstance(meta.get("git"), dict) else {}
+    git = c.as_dict(meta.get("git"))
     return [
         c.trajectory(
             ctx,

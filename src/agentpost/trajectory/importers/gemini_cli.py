@@ -68,7 +68,9 @@ def _call(tc: dict) -> tuple[Any, Any]:
 
 def convert(data: Any, ctx: c.Ctx, keep_raw: bool = False) -> list[Trajectory]:
     messages = c.req(ctx, data, "messages", "$", list)
-    turns, instruction, model = [], None, None
+    turns: list[Any] = []
+    instruction: Any = None
+    model: Any = None
     for i, msg in enumerate(messages):
         if not isinstance(msg, dict) or "type" not in msg:
             raise ctx.fail(f"$.messages[{i}].type", "missing required field")
@@ -89,10 +91,9 @@ def convert(data: Any, ctx: c.Ctx, keep_raw: bool = False) -> list[Trajectory]:
                 cost_usd=None,
             )
         pairs = [_call(tc) for tc in msg.get("toolCalls") or [] if isinstance(tc, dict)]
-        thoughts = msg.get("thoughts") or []
+        notes = msg.get("thoughts") or []
         reasoning = (
-            "\n".join(str(t.get("description", "")) for t in thoughts if isinstance(t, dict))
-            or None
+            "\n".join(str(t.get("description", "")) for t in notes if isinstance(t, dict)) or None
         )
         model = model or msg.get("model")
         turns.append(

@@ -92,9 +92,9 @@ def _harbor(trial: Path) -> dict[str, Any]:
     res = _load(trial / "result.json")
     if not isinstance(res, dict):
         return {}
-    info = res.get("agent_info") if isinstance(res.get("agent_info"), dict) else {}
-    model = info.get("model_info") if isinstance(info.get("model_info"), dict) else {}
-    verifier = res.get("verifier_result") if isinstance(res.get("verifier_result"), dict) else {}
+    info = c.as_dict(res.get("agent_info"))
+    model = c.as_dict(info.get("model_info"))
+    verifier = c.as_dict(res.get("verifier_result"))
     reward = c.as_float((verifier.get("rewards") or {}).get("reward"))
     exc = res.get("exception_info") if isinstance(res.get("exception_info"), dict) else None
     details: dict[str, Any] = {"result": str(trial / "result.json")}
@@ -123,7 +123,7 @@ def _tb1(trial: Path) -> dict[str, Any]:
     if not isinstance(res, dict):
         return {}
     resolved = res.get("is_resolved") if isinstance(res.get("is_resolved"), bool) else None
-    parsed = res.get("parser_results") if isinstance(res.get("parser_results"), dict) else {}
+    parsed = c.as_dict(res.get("parser_results"))
     return {
         "task_id": c.as_str(res.get("task_id")),
         "run_id": trial.parent.parent.name,

@@ -43,7 +43,8 @@ def _actions(text: str) -> list[str]:
     a backtracking step per character of every assistant message, the import's largest single
     cost on mini logs. Where the quick path cannot be sure (no closing fence after the
     greedy newline), the regex itself decides from that point on."""
-    found, pos = [], 0
+    found: list[str] = []
+    pos = 0
     while (i := text.find("```bash", pos)) >= 0:
         m = _ACTION_START.match(text, i)
         if m is None:
@@ -57,7 +58,7 @@ def _actions(text: str) -> list[str]:
     return found
 
 
-def _bash(command: str, call_id: str | None) -> Any:
+def _bash(command: str, call_id: Any) -> Any:
     return _submit_is_control(c.tool_call("bash", {"command": command}, call_id))
 
 
@@ -86,7 +87,7 @@ def _responses_output(msg: dict) -> tuple[str | None, str | None, list]:
 
 
 def _assistant_turn(msg: dict, index: int) -> Any:
-    extra = msg.get("extra") if isinstance(msg.get("extra"), dict) else {}
+    extra = c.as_dict(msg.get("extra"))
     response = extra.get("response") if isinstance(extra.get("response"), dict) else None
     usage_src = response.get("usage") if response else msg.get("usage")  # v2 Responses API
     usage = c.usage_from_openai(usage_src, cost=extra.get("cost"))
@@ -130,7 +131,7 @@ def _assistant_turn(msg: dict, index: int) -> Any:
 
 def _observation(msg: dict, turn: Any) -> Any:
     text = c.as_str(msg.get("content"))
-    extra = msg.get("extra") if isinstance(msg.get("extra"), dict) else {}
+    extra = c.as_dict(msg.get("extra"))
     call_id = msg.get("tool_call_id")
     if call_id is None and len(turn.tool_calls) == 1:
         call_id = turn.tool_calls[0].id
@@ -147,7 +148,7 @@ def _observation(msg: dict, turn: Any) -> Any:
     return c.observation(call_id, text, exit_code, None, timed_out)
 
 
-def _report(path: Path, instance: str | None) -> Outcome | None:
+def _report(path: Path, instance: Any) -> Outcome | None:
     """SWE-bench harness report for ``instance`` in a ``logs/`` folder beside ``trajs/``."""
     if not instance:
         return None
@@ -156,9 +157,8 @@ def _report(path: Path, instance: str | None) -> Outcome | None:
         rp = os.path.join(base, "logs", instance, "report.json")
         base = os.path.dirname(base)
         if os.path.isfile(rp):
-            rp = Path(rp)
             try:
-                rep = orjson.loads(rp.read_bytes())
+                rep = orjson.loads(Path(rp).read_bytes())
             except (orjson.JSONDecodeError, OSError):
                 return None
             rep = rep.get(instance, rep) if isinstance(rep, dict) else {}

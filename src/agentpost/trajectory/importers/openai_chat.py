@@ -42,7 +42,7 @@ def _assistant(msg: Any, index: int, ctx: c.Ctx, where: str) -> Any:
     )
 
 
-def _turns(messages: list, ctx: c.Ctx, meta: dict, where: str) -> list:
+def _turns(messages: Any, ctx: c.Ctx, meta: dict, where: str) -> list:
     turns: list = []
     for i, msg in enumerate(messages):
         if not isinstance(msg, dict) or not isinstance(msg.get("role"), str):
@@ -113,7 +113,7 @@ def call_log_time(name: str) -> float | None:
     return float(m.group(1)) if m else None
 
 
-def _results_after(messages: list, start: int) -> list:
+def _results_after(messages: Any, start: int) -> list:
     """Observations: the tool messages that follow position ``start`` (the assistant message)."""
     out = []
     for msg in messages[start + 1 :]:

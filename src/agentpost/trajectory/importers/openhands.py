@@ -45,7 +45,7 @@ def _cumulative(ev: dict) -> tuple | None:
 
 
 def _legacy_call(ev: dict) -> Any:
-    args = ev.get("args") if isinstance(ev.get("args"), dict) else {}
+    args = c.as_dict(ev.get("args"))
     action = str(ev.get("action"))
     name = LEGACY_TOOLS.get(action, action)
     call = c.tool_call(name, args)
@@ -54,9 +54,9 @@ def _legacy_call(ev: dict) -> Any:
     return call
 
 
-def _calls_from_metadata(meta: dict) -> tuple[list, dict, dict]:
+def _calls_from_metadata(meta: dict) -> tuple[list, Any, Any]:
     """The call of this action, the response's message and its first choice."""
-    resp = meta.get("model_response") if isinstance(meta.get("model_response"), dict) else {}
+    resp = c.as_dict(meta.get("model_response"))
     choice = (resp.get("choices") or [{}])[0] or {}
     msg = choice.get("message") or {}
     wanted = meta.get("tool_call_id")
@@ -87,13 +87,17 @@ def _sourceless(ev: dict, i: int, last_action: Any) -> dict | None:
 
 
 class _Builder:
-    def __init__(self, token_usages: list | None):
+    def __init__(self, token_usages: Any):
         self.turns: list = []
         self.by_response: dict[str, Any] = {}
         self.by_event: dict[Any, Any] = {}
         self.per_call = {u.get("response_id"): u for u in token_usages or [] if isinstance(u, dict)}
-        self.last_cum = (0, 0, 0, 0.0)
-        self.system = self.instruction = self.model = None
+        self.last_cum: Any = (0, 0, 0, 0.0)
+        # JSON-derived values, kept as the source typed them (Any: compiled code checks
+        # nothing here that the interpreter does not)
+        self.system: Any = None
+        self.instruction: Any = None
+        self.model: Any = None
         self.final_state: str | None = None
 
     def _usage(self, resp: dict, ev: dict) -> Usage | None:
@@ -180,8 +184,8 @@ class _Builder:
                 return
             t = self._failed_call(ev)
         meta = ev.get("tool_call_metadata") or {}
-        extras = ev.get("extras") if isinstance(ev.get("extras"), dict) else {}
-        md = extras.get("metadata") if isinstance(extras.get("metadata"), dict) else {}
+        extras = c.as_dict(ev.get("extras"))
+        md = c.as_dict(extras.get("metadata"))
         suffix = str(md.get("suffix") or "")
         timed_out = True if "timed out" in suffix or "timeout" in suffix.lower() else None
         call_id = meta.get("tool_call_id")
@@ -215,7 +219,7 @@ class _Builder:
                     self.action(ev)
             elif "observation" in ev:
                 if ev["observation"] == "agent_state_changed":
-                    extras = ev.get("extras") if isinstance(ev.get("extras"), dict) else {}
+                    extras = c.as_dict(ev.get("extras"))
                     self.final_state = c.as_str(extras.get("agent_state")) or self.final_state
                     continue
                 self.observation(ev)
@@ -250,7 +254,7 @@ def _record_id(rec: dict, lineno: int) -> str | None:
     """``instance_id`` (evaluation output), else ``owner/repo#number`` (resolver output)."""
     if rec.get("instance_id") is not None:
         return str(rec["instance_id"])
-    issue = rec.get("issue") if isinstance(rec.get("issue"), dict) else {}
+    issue = c.as_dict(rec.get("issue"))
     if issue.get("number") is not None:
         return f"{issue.get('owner')}/{issue.get('repo')}#{issue.get('number')}"
     return None
@@ -262,11 +266,11 @@ def convert_lines(lines: list[tuple[int, Any]], ctx: c.Ctx, keep_raw: bool = Fal
     for lineno, rec in lines:
         lctx = c.Ctx(ctx.path, f"line {lineno}")
         history = c.req(lctx, rec, "history", "$", list)
-        metrics = rec.get("metrics") if isinstance(rec.get("metrics"), dict) else {}
+        metrics = c.as_dict(rec.get("metrics"))
         b = _Builder(metrics.get("token_usages"))
         b.feed(history, lctx, "$.history")
-        meta = rec.get("metadata") if isinstance(rec.get("metadata"), dict) else {}
-        test_result = rec.get("test_result") if isinstance(rec.get("test_result"), dict) else {}
+        meta = c.as_dict(rec.get("metadata"))
+        test_result = c.as_dict(rec.get("test_result"))
         outcome = c.construct(
             Outcome,
             resolved=test_result.get("resolved")

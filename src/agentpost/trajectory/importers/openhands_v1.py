@@ -48,7 +48,8 @@ class _Builder:
         self.by_call: dict[str, Any] = {}
         self.snap: tuple | None = None
         self.at_last_turn: tuple = (0, 0, 0, 0, 0.0)
-        self.system = self.instruction = None
+        self.system: Any = None
+        self.instruction: Any = None
 
     def _new_turn(self, ev: dict, **fields: Any) -> Any:
         usage = None
@@ -68,10 +69,10 @@ class _Builder:
         return t
 
     def action(self, ev: dict) -> None:
-        tc = ev.get("tool_call") if isinstance(ev.get("tool_call"), dict) else {}
+        tc = c.as_dict(ev.get("tool_call"))
         call_id = tc.get("id") or ev.get("tool_call_id")
         call = c.tool_call(str(tc.get("name") or ev.get("tool_name")), tc.get("arguments"), call_id)
-        action = ev.get("action") if isinstance(ev.get("action"), dict) else {}
+        action = c.as_dict(ev.get("action"))
         if call.command is None and call.kind == "shell":
             call.command = c.as_str(action.get("command"))
         key = ev.get("llm_response_id")
@@ -90,8 +91,8 @@ class _Builder:
             self.by_call[call_id] = t
 
     def observation(self, ev: dict, is_error: bool | None = None) -> None:
-        call_id = ev.get("tool_call_id")
-        obs = ev.get("observation") if isinstance(ev.get("observation"), dict) else {}
+        call_id: Any = ev.get("tool_call_id")
+        obs = c.as_dict(ev.get("observation"))
         t = self.by_call.get(call_id)
         if t is None:
             cmd = obs.get("command")

@@ -45,7 +45,7 @@ def _classify(call: Any, action: str) -> Any:
     return call
 
 
-def _calls(action: str, native: list | None) -> list:
+def _calls(action: str, native: Any) -> list:
     if native:
         out = []
         for tc in native:
@@ -59,7 +59,7 @@ def _calls(action: str, native: list | None) -> list:
     return [_classify(c.tool_call(name, {"action": action}), action)]
 
 
-def _native_calls(actions: list[dict], pos: int, action: str) -> tuple[list | None, int]:
+def _native_calls(actions: list[dict], pos: int, action: str) -> tuple[Any, int]:
     """Tool calls of the history message that made ``action``: the next assistant message at
     or after ``pos`` with the same action (format-error retries in between are passed over)."""
     want = action.strip()
@@ -69,7 +69,7 @@ def _native_calls(actions: list[dict], pos: int, action: str) -> tuple[list | No
     return None, pos
 
 
-def _from_trajectory(steps: list, actions: list[dict], ctx: c.Ctx) -> list:
+def _from_trajectory(steps: Any, actions: list[dict], ctx: c.Ctx) -> list:
     turns = []
     pos = 0
     for i, step in enumerate(steps):
@@ -156,8 +156,8 @@ def convert(data: Any, ctx: c.Ctx, keep_raw: bool = False) -> list[Trajectory]:
         (c.as_str(m.get("content")) for m in users if "DEMONSTRATION" not in str(m.get("content"))),
         None,
     )
-    info = data.get("info") if isinstance(data.get("info"), dict) else {}
-    stats = info.get("model_stats") if isinstance(info.get("model_stats"), dict) else {}
+    info = c.as_dict(data.get("info"))
+    stats = c.as_dict(info.get("model_stats"))
     run_total, unknown = _run_total(stats) if stats else (None, [])
     stem = ctx.path.name.removesuffix(".traj")
     outcome = c.construct(
