@@ -257,3 +257,26 @@ def test_trajectory_assembly_is_what_the_generated_constructors_give(tmp_path):
     assert [t.index for t in got.turns] == [0, 1]
     with pytest.raises(TypeError, match="unexpected field"):
         c.trajectory(ctx, "atif", id="x", turns=[], keep_raw=False, no_such_field=1)
+
+
+def test_atif_token_lists_skip_validation_only_when_it_would_change_nothing(tmp_path):
+    """ATIF's token-id and logprob lists: a list of exactly ints (or floats and None) is taken
+    as it is, anything else goes through pydantic, which coerces (True, 1.0, "2") or names the
+    first bad place. Either way the result is what validation alone gives, type for type."""
+    from agentpost.trajectory.importers import atif
+
+    ctx = c.Ctx(tmp_path / "t.json")
+    rng = random.Random(4)
+    items = [0, 7, -3, 2**40, 1.5, -0.0, 2.0, None, True, "3", "x", [1]]
+    for adapter in (atif._INTS, atif._FLOATS):
+        for _ in range(400):
+            value = [rng.choice(items) for _ in range(rng.randint(0, 6))]
+            try:
+                want = adapter.validate_python(value)
+            except Exception:
+                with pytest.raises(InputError):
+                    atif._checked(adapter, value, ctx, "$.x")
+                continue
+            got = atif._checked(adapter, value, ctx, "$.x")
+            assert got == want and [type(x) for x in got] == [type(x) for x in want], value
+            assert got is not value  # never the parsed list itself (``raw`` may keep it)

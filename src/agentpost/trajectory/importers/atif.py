@@ -65,12 +65,29 @@ def _usage(m: Any) -> Usage | None:
 
 _INTS = TypeAdapter(list[int])
 _FLOATS = TypeAdapter(list[float | None])
+_EXACT = {_INTS: (int,), _FLOATS: (float, type(None))}  # the item types each keeps unchanged
+
+
+def _exactly(value: Any, kinds: tuple[type, ...]) -> bool:
+    """Every item's type is one of ``kinds`` exactly (no bool for int, no int for float): the
+    lists the adapter would return unchanged."""
+    if type(value) is not list:
+        return False
+    for x in value:
+        if type(x) not in kinds:
+            return False
+    return True
 
 
 def _checked(adapter: TypeAdapter, value: Any, ctx: c.Ctx, where: str) -> Any:
-    """Validate a token-id or logprob list in one Rust call (they are long; no Python loop)."""
+    """Validate a token-id or logprob list: a list of exactly the right types is copied as it
+    is (what validation would return, element for element; the compiled loop costs less than
+    the call), anything else goes through the adapter in one Rust call (which coerces, or
+    names the first bad place)."""
     if value is None:
         return None
+    if _exactly(value, _EXACT[adapter]):
+        return value.copy()  # (a new list, as validation gives: never shared with ``raw``)
     try:
         return adapter.validate_python(value)
     except ValidationError as e:
