@@ -264,7 +264,10 @@ def _entropy_part(docs: list[tuple[str, dict[str, Any]]]) -> str:
         rows += [_association_row(src, m) for m in with_assoc]
     if not rows:
         return note(NO_LOGPROBS)
-    head = note(f"No logprobs, so no entropy, for: {', '.join(without)}.") if without else ""
+    # sorted: the documents list models in the order their rollouts finished
+    head = (
+        note(f"No logprobs, so no entropy, for: {', '.join(sorted(without))}.") if without else ""
+    )
     return head + "".join(parts) + table(ASSOCIATION_HEADER, rows, left=2)
 
 
