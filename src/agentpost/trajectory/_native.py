@@ -1,8 +1,9 @@
 """The import path's compiled build (mypyc), used only while it matches the source beside it.
 
 ``scripts/compile_native.py`` compiles the modules in ``COMPILED`` (the importers, format
-detection, one file's import, totals) with mypyc: the same ``.py`` files, type-checked and
-turned into C, into ``_build/`` beside this file, with a ``manifest.json`` that records the
+detection, one file's import, the totals pass, file reading) with mypyc: the same ``.py``
+files, type-checked and turned into C, plus the C helper in ``C_EXTENSIONS`` (detection's
+``memmem``), into ``_build/`` beside this file, with a ``manifest.json`` that records the
 SHA-256 of every source they are built from or import from agentpost (``SOURCES``). When
 ``agentpost.trajectory`` is first imported, ``install()`` compares those hashes with the files
 here: when every one matches (and ``AGENTPOST_PURE_IMPORT`` is unset), a meta-path finder
