@@ -71,3 +71,40 @@ def test_mutated_jsonl_lines_never_crash(tmp_path):
             except NotATrajectory:
                 pass
     assert outcomes["ok"] > 30 and outcomes["input_error"] > 5, outcomes
+
+
+def _catch_all(src, lines: list[bytes], k: int, dest) -> bool:
+    """Whether the first ``k`` lines of ``src`` fail with the catch-all shape error."""
+    part = dest / str(k) / src.name
+    part.parent.mkdir(parents=True)
+    part.write_bytes(b"\n".join(lines[:k]) + b"\n")
+    try:
+        import_file(part)
+    except InputError as err:
+        return "not a valid" in err.message
+    except NotATrajectory:
+        return False
+    return False
+
+
+def test_a_jsonl_file_of_the_wrong_shape_names_its_first_bad_line(tmp_path):
+    """A JSONL line of a shape no importer check names (the catch-all "not a valid X file")
+    is reported at ``line N``: the first N lines fail that way, the first N-1 do not."""
+    named = 0
+    for i, src in enumerate(mutated_inputs.jsonl_files(tmp_path / "m", 400, seed=7)):
+        try:
+            import_file(src)
+            continue
+        except NotATrajectory:
+            continue
+        except InputError as e:
+            if "not a valid" not in e.message:
+                continue
+            where = e.where
+        assert where.startswith("line "), where
+        n = int(where.split()[1])
+        lines = src.read_bytes().split(b"\n")
+        dest = tmp_path / f"prefix-{i}"
+        assert _catch_all(src, lines, n, dest) and not _catch_all(src, lines, n - 1, dest), n
+        named += 1
+    assert named >= 3, named

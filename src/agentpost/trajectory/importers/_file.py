@@ -92,8 +92,9 @@ def import_file(path: Path, fmt: str | None = None, keep_raw: bool = False) -> l
         raise NotATrajectory(f"{name} log of a Harbor trial, imported from agent/trajectory.json")
     module = importer_module(name)
     ctx = Ctx(path)
+    jsonl = name in JSONL_FORMATS or not hasattr(module, "convert")
     try:
-        if name in JSONL_FORMATS or not hasattr(module, "convert"):
+        if jsonl:
             trajs = module.convert_lines(parse_lines(raw, path), ctx, keep_raw)
         else:
             if data is None:
@@ -105,6 +106,43 @@ def import_file(path: Path, fmt: str | None = None, keep_raw: bool = False) -> l
         return trajs
     except (InputError, NotATrajectory):
         raise
-    except (KeyError, TypeError, AttributeError, ValueError, IndexError) as e:
+    except SHAPE_ERRORS as e:
         # The document has the wrong shape somewhere the importer did not check by name.
-        raise InputError(path, "$", f"not a valid {name} file ({type(e).__name__}: {e})") from None
+        where = first_failing_line(module, raw, path, keep_raw) if jsonl else "$"
+        raise InputError(
+            path, where, f"not a valid {name} file ({type(e).__name__}: {e})"
+        ) from None
+
+
+SHAPE_ERRORS = (KeyError, TypeError, AttributeError, ValueError, IndexError)
+BISECT_BYTES = 64 << 20  # a bad JSONL file larger than this is named as a whole ("$")
+
+
+def first_failing_line(module: Any, raw: bytes, path: Path, keep_raw: bool) -> str:
+    """``line N``: the first line whose inclusion makes ``module.convert_lines`` fail with a
+    shape error, found by bisecting over prefixes of the file, each converted from a fresh
+    parse (the error path only: about log2(lines) conversions); ``$`` when no prefix
+    reproduces the error or the file is too large to convert that often."""
+    if len(raw) > BISECT_BYTES:
+        return "$"
+
+    def fails(k: int) -> bool:
+        try:
+            module.convert_lines(parse_lines(raw, path)[:k], Ctx(path), keep_raw)
+        except (InputError, NotATrajectory):
+            return False
+        except SHAPE_ERRORS:
+            return True
+        return False
+
+    lines = parse_lines(raw, path)
+    lo, hi = 0, len(lines)  # the first ``lo`` lines convert; the first ``hi`` fail
+    if not fails(hi):
+        return "$"
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if fails(mid):
+            hi = mid
+        else:
+            lo = mid
+    return f"line {lines[hi - 1][0]}"
