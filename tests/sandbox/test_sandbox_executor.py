@@ -276,3 +276,28 @@ def test_the_executor_refuses_to_run_outside_its_own_pid_namespace(tmp_path):
     finally:
         victim.kill()
         victim.wait()
+
+
+def test_a_command_the_executor_cannot_start_is_the_commands_failure(box):
+    """A NUL byte or a lone surrogate in the command, an environment value that is not text, a
+    group that does not exist: the exec fails like a command that cannot run (126), the
+    executor keeps serving (no restart, no InfraError that would retry the rollout)."""
+    box.exec("true")
+    for kwargs in (
+        {"command": "echo a\x00b"},
+        {"command": "echo \ud800"},
+        {"command": "true", "env": {"A": 1}},
+        {"command": "true", "env": {"A=B": "1"}},
+        {"command": "true", "cwd": "/app\x00x"},
+    ):
+        r = box.exec(**kwargs)
+        assert r.exit_code in (1, 126) and "agentpost: " in r.stderr, (kwargs, r)
+    r = box._server().run(
+        {"argv": ["true"], "cwd": "/", "env": {}, "user": "0:nosuchgroup"},
+        stdin=b"",
+        timeout_s=10,
+        cap=1 << 16,
+        kill_after=1 << 20,
+    )
+    assert r.exit_code == 126 and "nosuchgroup" in r.stderr
+    assert box.exec("echo ok").stdout == "ok\n" and box.executor.starts == 1
