@@ -91,6 +91,18 @@ def test_a_container_killed_mid_command_is_an_infra_error_not_the_commands_resul
         assert box.exec("echo ok").stdout == "ok\n" and box.executor.starts == 2
 
 
+def test_closing_the_container_mid_command_is_a_cancel_not_an_infra_error(backend, image):
+    """``close`` from another thread while a command runs (a stop): the exec returns as
+    killed="cancelled", as on bwrap (it used to raise InfraError, which retries a rollout)."""
+    box = backend.create(SandboxSpec(image=image))
+    box.exec("true")
+    closer = threading.Timer(1.0, box.close)
+    closer.start()
+    r = box.exec("sleep 30", timeout_s=60)
+    closer.join()
+    assert (r.exit_code, r.killed) == (137, "cancelled")
+
+
 def test_a_restarted_container_executor_runs_nothing_the_agent_planted(backend, image):
     """As root in the container: plant modules, try to overwrite the interpreter, get the
     container restarted. Armed: an ordinary python3 in the container does run the plant."""

@@ -258,6 +258,7 @@ class DockerSandbox:
     def close(self) -> None:
         if not self.closed:
             self.closed = True
+            self.cancel()  # an exec in another thread returns as cancelled, not as a fault
             self.backend.cli("rm", "-f", "-v", self.name, timeout_s=60, check=False)
             server = self.executor.server if self.executor is not None else None
             if server is not None:
