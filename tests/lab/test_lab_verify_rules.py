@@ -116,3 +116,22 @@ def test_a_lab_rollout_cannot_read_the_answer_or_write_its_own_reward(tasks):
         env.step(f"ln -s /tests/expected.txt /app/{outs[t.id]}; ln -s ../tests /app/t")
         env.step("submit")
         assert env.resolved() is False
+
+
+@needs_bwrap
+def test_a_replay_that_leaves_the_rollout_is_a_fault_not_a_record(tasks):
+    """Candidate-state replay re-runs the rollout's commands: where one ends otherwise than in
+    the rollout (here the recorded exit is made to differ, as a timeout under load would), the
+    replayed state is not the policy's, so no record or SCVD row is made from it."""
+    import dataclasses
+
+    from agentpost.errors import InfraError
+
+    suite, outs = tasks
+    t = suite[2]
+    ep = scripted_episode(t, "careful", BACKEND)
+    ep = dataclasses.replace(ep, exits=[3, *ep.exits[1:]])
+    with pytest.raises(InfraError, match="left the rollout at turn 0"):
+        record(t, ep, outs[t.id], BACKEND, model="careful", run="r0")
+    with pytest.raises(InfraError, match="left the rollout at turn 0"):
+        sc_row(t, ep, outs[t.id], BACKEND)
