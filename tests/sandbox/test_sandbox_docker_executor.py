@@ -103,6 +103,16 @@ def test_closing_the_container_mid_command_is_a_cancel_not_an_infra_error(backen
     assert (r.exit_code, r.killed) == (137, "cancelled")
 
 
+def test_a_command_that_prints_dockers_errors_is_not_an_infra_error(backend, image):
+    """The executor path runs no ``docker exec``: docker's own error text on a command's stderr
+    (with exit 125-127) is that command's output, so a policy cannot turn a failure into an
+    infrastructure fault that would be retried instead of scored."""
+    with backend.create(SandboxSpec(image=image)) as box:
+        for code in (125, 126, 127):
+            r = box.exec(f"echo 'Error response from daemon: No such container' >&2; exit {code}")
+            assert r.exit_code == code and "Error response" in r.stderr
+
+
 def test_a_restarted_container_executor_runs_nothing_the_agent_planted(backend, image):
     """As root in the container: plant modules, try to overwrite the interpreter, get the
     container restarted. Armed: an ordinary python3 in the container does run the plant."""

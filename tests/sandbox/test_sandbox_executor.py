@@ -290,12 +290,28 @@ def test_a_command_the_executor_cannot_start_is_the_commands_failure(box):
     ):
         r = box.exec(**kwargs)
         assert r.exit_code in (1, 126) and "agentpost: " in r.stderr, (kwargs, r)
-    r = box._server().run(
-        {"argv": ["true"], "cwd": "/", "env": {}, "user": "0:nosuchgroup"},
-        stdin=b"",
-        timeout_s=10,
-        cap=1 << 16,
-        kill_after=1 << 20,
-    )
-    assert r.exit_code == 126 and "nosuchgroup" in r.stderr
+    # a user or group the image lacks is the caller's setup (docker's -u): said in the answer,
+    # raised as InfraError, and the executor stays in step for the next request
+    with pytest.raises(InfraError, match="nosuchgroup"):
+        box._server().run(
+            {"argv": ["true"], "cwd": "/", "env": {}, "user": "0:nosuchgroup"},
+            stdin=b"",
+            timeout_s=10,
+            cap=1 << 16,
+            kill_after=1 << 20,
+        )
+    # the same words printed by a command are only its output
+    r = box.exec("echo 'unable to find user x: no matching entries' >&2; exit 126")
+    assert r.exit_code == 126
     assert box.exec("echo ok").stdout == "ok\n" and box.executor.starts == 1
+
+
+def test_the_client_and_the_server_speak_the_same_frames():
+    """``exec_server.py`` is sent as source (it cannot import the client): its frame formats
+    and the rc that marks a missing user must be the client's."""
+    from agentpost.sandbox import exec_client
+
+    source = exec_client.server_source()
+    assert f'HEADER = _struct.Struct("{exec_client.HEADER.format}")' in source
+    assert f'DONE = _struct.Struct("{exec_client.DONE.format}")' in source
+    assert "NO_USER = 1 << 20" in source and exec_client.NO_USER == 1 << 20

@@ -50,6 +50,7 @@ import sys
 # interpreter's start-up CPU (about 8 ms against 16 ms), paid at every executor start.
 HEADER = _struct.Struct(">cI")
 DONE = _struct.Struct(">iqq??")  # rc, stdout bytes seen, stderr bytes seen, runaway, killed
+NO_USER = 1 << 20  # rc: the request's user or group is not in the image (the caller's fault)
 BASE_ENV = dict(os.environ)  # the sandbox's environment; each request adds its own variables
 CHUNK = 1 << 16
 # Python ignores these; a command must start with the defaults (SIGXFSZ at the file-size limit,
@@ -200,14 +201,14 @@ def _fork_as(user, keep_home, exe, argv, env, cwd, fds, err_w):
     except KeyError:
         if not name.isdigit():
             os.write(err_w, f"unable to find user {name}: no matching entries\n".encode())
-            return None, 126
+            return None, NO_USER
         uid, gid, home, groups = int(name), int(name), "/", []
     if group:
         try:
             gid = int(group) if group.isdigit() else grp.getgrnam(group).gr_gid
         except KeyError:
             os.write(err_w, f"unable to find group {group}: no matching entries\n".encode())
-            return None, 126
+            return None, NO_USER
     env = dict(env)
     if not keep_home:
         env["HOME"] = home
