@@ -242,6 +242,8 @@ def interpreted_pass(root: Path, repeat: int, keep_raw: bool) -> None:
     cmd = [sys.executable, __file__, "--corpus", str(root), "--repeat", str(repeat)]
     env = {**os.environ, _native.OFF: "1"}
     out = subprocess.run(cmd + (["--keep-raw"] if keep_raw else []), env=env, capture_output=True)
+    if out.returncode != 0:
+        raise SystemExit(f"the interpreted pass failed:\n{out.stderr.decode()[-2000:]}")
     for line in out.stdout.decode().splitlines():
         if line.startswith(("import path", "import  ", "import (CPU)")):
             print("  interpreted | " + line)

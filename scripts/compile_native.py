@@ -75,7 +75,7 @@ def build(dest: Path) -> None:
             "suffix": suffix,
             "modules": modules,
             "runtime": [runtime, f"{runtime}{suffix}"],
-            "mypy": _mypy_version(),
+            "mypy": _mypy_version(),  # for a reader: freshness is the hashes and the suffix
         }
         (staged / "manifest.json").write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
         old = dest.with_name(dest.name + ".old")

@@ -45,6 +45,10 @@ def test_the_ledger_and_the_hero_cost_metric_price_one_call_alike() -> None:
     assert usage_cost(p, blind) == pytest.approx((12_000 * 0.5 + 800 * 2.0) / 1e6)
     assert trajectory_cost(_traj(12_000, None, 800), p) is None  # the metric says unknown
     assert usage_cost(None, usage) is None
+    # nor does it assume a discount nobody stated: without a cached price, the input price
+    plain = Prices(input=0.5, output=2.0, unit="USD")
+    assert usage_cost(plain, usage) == pytest.approx((12_000 * 0.5 + 800 * 2.0) / 1e6)
+    assert trajectory_cost(traj, plain) < usage_cost(plain, usage)  # the metric: 0.1 x input
 
 
 def test_fields_are_keyword_only_so_the_old_argument_orders_cannot_mix() -> None:

@@ -10,9 +10,9 @@ flag means that, and ``commands._options.prices`` parses them for every command.
 ``cached=None`` means ``0.1 * input`` (spec b.10's default c_cache; most providers discount
 cached prefix tokens by 50-90%). Set ``cached`` to ``input`` for a server without a discount.
 
-Departure from the two classes this replaces: ``agent.ledger.Prices`` charged cached tokens at the
-full input price by default (now 0.1 x, the spec's default, as the efficiency metrics always
-did), and ``efficiency.cost.Prices`` was per token (now per million, like provider price lists).
+Departure from the two classes this replaces: the efficiency metrics keep the spec's 0.1 x
+default, while budgets (``agent.ledger.usage_cost``: ``--max-cost``, judge budgets) still charge
+cached tokens the full input price unless ``cached`` is given, so that they never undercount; and ``efficiency.cost.Prices`` was per token (now per million, like provider price lists).
 Fields are keyword-only, so the two old argument orders cannot be confused.
 
 Layer: model.

@@ -87,7 +87,9 @@ def test_config_kinds_go_through_the_loader_paths_included() -> None:
     panel = build_panel({"judges": [path, *DEFAULT_CONFIG["judges"][1:]]})
     assert isinstance(panel.judges[0], HeuristicSeat) and panel.judges[0].variant == "run"
     for kind, message in [("nope", "choose from heuristic, openai, recorded"),
-                          ("no_such_mod:f", "cannot load judge kind")]:  # fmt: skip
+                          ("no_such_mod:f", "cannot load judge kind"),
+                          ("agentpost.judges.config:JUDGE_KINDS", "names no factory"),
+                          ("json:dumps", "names no factory")]:  # fmt: skip
         with pytest.raises(InputError, match=message) as e:
             build_panel({"judges": [{"id": "x", "kind": kind}]}, "j.yaml")
         assert "$.judges[0].kind" in str(e.value)
@@ -121,5 +123,8 @@ def test_securevibe_fills_the_same_seats_with_its_own_heuristic() -> None:
                          markers=load_data(MARKERS))  # fmt: skip
     assert [r["status"] for r in out["judges"]] == ["valid"] * 3
     assert all(set(json.loads(r["raw"][0])) >= {"planning", "coding"} for r in out["judges"])
+    # what a recorded judge needs to replay them, one key per request, and their usage
+    assert all(len(r["request_keys"]) == len(r["raw"]) == 1 for r in out["judges"])
+    assert all("usage" in r for r in out["judges"])
     assert out["disagreements"] == [] and out["missing"] == []
     assert fill_seats([ScriptedJudge("s", [])], lambda s: 1 / 0)[0].id == "s"  # others stay

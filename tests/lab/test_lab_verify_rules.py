@@ -102,7 +102,7 @@ def test_sc_row_hands_the_students_state_to_the_teacher(tasks):
 def test_a_lab_rollout_cannot_read_the_answer_or_write_its_own_reward(tasks):
     from agentpost.lab.env import LabEnv
 
-    suite, _ = tasks
+    suite, outs = tasks
     t = suite[0]
     expected = (t.path / "tests" / "expected.txt").read_text()
     with LabEnv(t, BACKEND) as env:
@@ -112,3 +112,26 @@ def test_a_lab_rollout_cannot_read_the_answer_or_write_its_own_reward(tasks):
         env.step("echo 1 > /tmp/reward.txt; echo 1 > $HOME/reward.txt")
         env.step("submit")
         assert env.resolved() is False  # no output file: a planted reward earns nothing
+    with LabEnv(t, BACKEND) as env:  # the output a link to where the answer will be copied
+        env.step(f"ln -s /tests/expected.txt /app/{outs[t.id]}; ln -s ../tests /app/t")
+        env.step("submit")
+        assert env.resolved() is False
+
+
+@needs_bwrap
+def test_a_replay_that_leaves_the_rollout_is_a_fault_not_a_record(tasks):
+    """Candidate-state replay re-runs the rollout's commands: where one ends otherwise than in
+    the rollout (here the recorded exit is made to differ, as a timeout under load would), the
+    replayed state is not the policy's, so no record or SCVD row is made from it."""
+    import dataclasses
+
+    from agentpost.errors import InfraError
+
+    suite, outs = tasks
+    t = suite[2]
+    ep = scripted_episode(t, "careful", BACKEND)
+    ep = dataclasses.replace(ep, exits=[3, *ep.exits[1:]])
+    with pytest.raises(InfraError, match="left the rollout at turn 0"):
+        record(t, ep, outs[t.id], BACKEND, model="careful", run="r0")
+    with pytest.raises(InfraError, match="left the rollout at turn 0"):
+        sc_row(t, ep, outs[t.id], BACKEND)

@@ -238,10 +238,10 @@ def test_report_sections_carry_their_producers(demo_dir) -> None:
     verdict = html[html.index("<h2>Verdict") : html.index("<h2>Compare the agents")]
     assert "scripted-functional-only" not in verdict and "Build next: SecureVibe" in verdict
     # scripted policies sample nothing; the loopback fake model's logprobs are labelled synthetic
-    no_logprobs = html[html.index("No logprobs, so no entropy, for: ") :].split(".</p>")[0]
-    assert (
-        "scripted/hasty (efficiency.json)" in no_logprobs
-    )  # (any order: rollouts run in parallel)
+    listed = html[html.index("No logprobs, so no entropy, for: ") :].split(".</p>")[0]
+    no_logprobs = listed.split("for: ", 1)[1].split(", ")
+    assert no_logprobs == sorted(no_logprobs)  # sorted: not the order rollouts finished in
+    assert "scripted/hasty (efficiency.json)" in no_logprobs
     assert "Behaviour rate by entropy bucket: loopback-fake-model" in html
     assert "loopback-fake-model is a loopback fake model, not a real model" in html
     # the heuristic-judge caveat is in the SCVD section itself, before its numbers

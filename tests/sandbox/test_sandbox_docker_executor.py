@@ -91,6 +91,28 @@ def test_a_container_killed_mid_command_is_an_infra_error_not_the_commands_resul
         assert box.exec("echo ok").stdout == "ok\n" and box.executor.starts == 2
 
 
+def test_closing_the_container_mid_command_is_a_cancel_not_an_infra_error(backend, image):
+    """``close`` from another thread while a command runs (a stop): the exec returns as
+    killed="cancelled", as on bwrap (it used to raise InfraError, which retries a rollout)."""
+    box = backend.create(SandboxSpec(image=image))
+    box.exec("true")
+    closer = threading.Timer(1.0, box.close)
+    closer.start()
+    r = box.exec("sleep 30", timeout_s=60)
+    closer.join()
+    assert (r.exit_code, r.killed) == (137, "cancelled")
+
+
+def test_a_command_that_prints_dockers_errors_is_not_an_infra_error(backend, image):
+    """The executor path runs no ``docker exec``: docker's own error text on a command's stderr
+    (with exit 125-127) is that command's output, so a policy cannot turn a failure into an
+    infrastructure fault that would be retried instead of scored."""
+    with backend.create(SandboxSpec(image=image)) as box:
+        for code in (125, 126, 127):
+            r = box.exec(f"echo 'Error response from daemon: No such container' >&2; exit {code}")
+            assert r.exit_code == code and "Error response" in r.stderr
+
+
 def test_a_restarted_container_executor_runs_nothing_the_agent_planted(backend, image):
     """As root in the container: plant modules, try to overwrite the interpreter, get the
     container restarted. Armed: an ordinary python3 in the container does run the plant."""

@@ -238,11 +238,9 @@ def test_closing_the_sandbox_mid_command_ends_everything(box):
     box.exec("true")
     closer = threading.Timer(0.5, box.close)
     closer.start()
-    try:
-        box.exec(f"sleep {tag} & sleep {tag}", timeout_s=30)
-    except InfraError:
-        pass
+    r = box.exec(f"sleep {tag} & sleep {tag}", timeout_s=30)
     closer.join()
+    assert (r.exit_code, r.killed) == (137, "cancelled")  # the close, not a fault
     assert wait_until(lambda: pids_with(tag) == [], 3)
     assert not os.path.exists(box.root)
 
@@ -276,3 +274,44 @@ def test_the_executor_refuses_to_run_outside_its_own_pid_namespace(tmp_path):
     finally:
         victim.kill()
         victim.wait()
+
+
+def test_a_command_the_executor_cannot_start_is_the_commands_failure(box):
+    """A NUL byte or a lone surrogate in the command, an environment value that is not text, a
+    group that does not exist: the exec fails like a command that cannot run (126), the
+    executor keeps serving (no restart, no InfraError that would retry the rollout)."""
+    box.exec("true")
+    for kwargs in (
+        {"command": "echo a\x00b"},
+        {"command": "echo \ud800"},
+        {"command": "true", "env": {"A": 1}},
+        {"command": "true", "env": {"A=B": "1"}},
+        {"command": "true", "cwd": "/app\x00x"},
+    ):
+        r = box.exec(**kwargs)
+        assert r.exit_code in (1, 126) and "agentpost: " in r.stderr, (kwargs, r)
+    # a user or group the image lacks is the caller's setup (docker's -u): said in the answer,
+    # raised as InfraError, and the executor stays in step for the next request
+    with pytest.raises(InfraError, match="nosuchgroup"):
+        box._server().run(
+            {"argv": ["true"], "cwd": "/", "env": {}, "user": "0:nosuchgroup"},
+            stdin=b"",
+            timeout_s=10,
+            cap=1 << 16,
+            kill_after=1 << 20,
+        )
+    # the same words printed by a command are only its output
+    r = box.exec("echo 'unable to find user x: no matching entries' >&2; exit 126")
+    assert r.exit_code == 126
+    assert box.exec("echo ok").stdout == "ok\n" and box.executor.starts == 1
+
+
+def test_the_client_and_the_server_speak_the_same_frames():
+    """``exec_server.py`` is sent as source (it cannot import the client): its frame formats
+    and the rc that marks a missing user must be the client's."""
+    from agentpost.sandbox import exec_client
+
+    source = exec_client.server_source()
+    assert f'HEADER = _struct.Struct("{exec_client.HEADER.format}")' in source
+    assert f'DONE = _struct.Struct("{exec_client.DONE.format}")' in source
+    assert "NO_USER = 1 << 20" in source and exec_client.NO_USER == 1 << 20

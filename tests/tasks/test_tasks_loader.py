@@ -257,3 +257,26 @@ def test_every_suite_file_is_package_data() -> None:
         )
     ]
     assert not bad
+
+
+def test_a_task_file_that_is_not_utf8_is_an_error_naming_it_and_the_others_load(
+    tmp_path: Path,
+) -> None:
+    """instruction.md or task.yaml in Latin-1: an InputError at the first bad byte, and the
+    rest of the suite still loads (it was a UnicodeDecodeError that ended the whole load)."""
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    good = _copy(suite, "csv-to-json")
+    bad = _copy(suite, "git-feature-branch")
+    (bad / "instruction.md").write_bytes("Caf\xe9 au lait\n".encode("latin-1"))
+    tb1 = suite / "tb1"
+    shutil.copytree(FIXTURES / "tb1-hello", tb1)
+    (tb1 / "task.yaml").write_bytes(b"instruction: caf\xe9\n")
+    errors: list[InputError] = []
+    tasks = load_suite(suite, errors)
+    assert [t.path for t in tasks] == [good]
+    where = sorted((str(e.path), e.where, e.message) for e in errors)
+    assert where == [
+        (str(bad / "instruction.md"), "byte 3", "not UTF-8 text"),
+        (str(tb1 / "task.yaml"), "byte 16", "not UTF-8 text"),
+    ]

@@ -7,6 +7,7 @@ import warnings
 from pathlib import Path
 
 import mutated_inputs
+import pytest
 
 from agentpost.errors import InputError
 from agentpost.trajectory.importers import NotATrajectory
@@ -108,3 +109,58 @@ def test_a_jsonl_file_of_the_wrong_shape_names_its_first_bad_line(tmp_path):
         assert _catch_all(src, lines, n, dest) and not _catch_all(src, lines, n - 1, dest), n
         named += 1
     assert named >= 3, named
+
+
+def test_counts_outside_64_bits_are_an_error_naming_the_place_or_unknown(tmp_path):
+    """The JSON writer holds 64 bits: a sum below the signed minimum, a token id given as a
+    25-digit string, and two running counters whose difference leaves the range are an
+    InputError naming the place (or, for the counter, an unknown count), never a traceback
+    from the writer after the good files were read."""
+    import json
+
+    from agentpost.trajectory.io import write_jsonl
+
+    low = -(2**63)
+    atif = {
+        "schema_version": "ATIF-v1.4",
+        "session_id": "s",
+        "agent": {"name": "a", "version": "1"},
+        "steps": [
+            {"step_id": i, "source": "agent", "message": "m", "metrics": {"prompt_tokens": low}}
+            for i in (1, 2)
+        ],
+    }
+    (tmp_path / "sum.json").write_text(json.dumps(atif))
+    with pytest.raises(InputError, match="outside what 64 bits hold") as e:
+        import_file(tmp_path / "sum.json")
+    assert e.value.where == "$"
+    atif["steps"] = [
+        {
+            "step_id": 1,
+            "source": "agent",
+            "message": "m",
+            "metrics": {"prompt_token_ids": ["9" * 25]},
+        }
+    ]
+    (tmp_path / "ids.json").write_text(json.dumps(atif))
+    with pytest.raises(InputError, match="64 bits") as e:
+        import_file(tmp_path / "ids.json")
+    assert e.value.where == "$.steps[0].metrics.prompt_token_ids[0]"
+    events = [
+        {"id": 0, "source": "user", "action": "message", "args": {"content": "task"}},
+    ] + [
+        {
+            "id": k,
+            "source": "agent",
+            "action": "run",
+            "args": {"command": "ls"},
+            "llm_metrics": {
+                "accumulated_token_usage": {"prompt_tokens": n, "completion_tokens": 1}
+            },
+        }
+        for k, n in ((1, 2**64 - 1), (2, low))
+    ]
+    (tmp_path / "events.json").write_text(json.dumps(events))
+    trajs = import_file(tmp_path / "events.json")
+    assert [t.usage.input_tokens for t in trajs[0].turns] == [2**64 - 1, None]
+    write_jsonl(tmp_path / "out.jsonl", trajs)  # the writer holds every value

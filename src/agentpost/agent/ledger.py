@@ -10,7 +10,7 @@ Layer: io.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from agentpost.prices import Prices
@@ -21,9 +21,13 @@ def usage_cost(prices: Prices | None, usage: Usage | None) -> float | None:
     """What one call cost at ``prices`` (``agentpost.prices``: per million tokens), or None.
 
     A budget must not undercount, so a call whose server reports no cached-token count is
-    priced as all uncached (an upper bound), where the HERO cost metric says "unknown"."""
+    priced as all uncached (an upper bound), where the HERO cost metric says "unknown"; and
+    cached tokens cost the input price unless ``prices.cached`` is given (the metric's default,
+    0.1 x input, would let a budget run far past its limit on a server with no discount)."""
     if prices is None or usage is None:
         return None
+    if prices.cached is None:
+        prices = replace(prices, cached=prices.input)
     return prices.cost(usage.input_tokens, usage.cached_tokens or 0, usage.output_tokens)
 
 

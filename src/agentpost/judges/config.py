@@ -29,6 +29,7 @@ Layer: io.
 
 from __future__ import annotations
 
+import inspect
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -193,8 +194,13 @@ def _judge(spec, at, where, base, ledger, budget, prices, conc) -> Judge:
     if not isinstance(spec, dict) or "id" not in spec or "kind" not in spec:
         raise InputError(where, at, "each judge needs an 'id' and a 'kind'")
     ctx = JudgeContext(where, at, base, ledger, budget, prices, conc)
+    kind = str(spec["kind"])
     try:
-        factory = resolve(JUDGE_KINDS, str(spec["kind"]), "judge kind")
+        factory = resolve(JUDGE_KINDS, kind, "judge kind")
+        inspect.signature(factory).bind(spec=spec, ctx=ctx)  # a factory of (spec, ctx)
     except ValueError as e:
         raise InputError(where, at + ".kind", str(e)) from None
+    except TypeError as e:  # a module, a constant, or a callable of other arguments
+        why = f"judge kind {kind!r} names no factory of (spec, ctx): {e}"
+        raise InputError(where, at + ".kind", why) from None
     return factory(spec=spec, ctx=ctx)

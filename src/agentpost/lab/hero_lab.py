@@ -63,7 +63,7 @@ class HeroLabConfig:
             "group": (at_least(self.group, 2), "at least 2 (an advantage needs a group)"),
             "rl_lr": (positive(self.rl_lr), "> 0"),
             "eval_every": (at_least(self.eval_every, 1), "at least 1"),
-            "n_boot": (at_least(self.n_boot, 0), "at least 0"),
+            "n_boot": (at_least(self.n_boot, 1), "at least 1"),
         })  # fmt: skip
 
     @classmethod

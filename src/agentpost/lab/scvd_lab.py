@@ -111,7 +111,7 @@ def teacher_steps(task: Task, env) -> list[tuple[str, str | None]]:
 
 def sc_row(task: Task, ep: Episode, out: str, backend: Backend) -> tuple[SFTRow | None, str]:
     """One D_SC row from one student rollout, or (None, why not)."""
-    t_c, env, replayed = replay_to_candidate(task, ep.commands, out, backend)
+    t_c, env, replayed = replay_to_candidate(task, ep.commands, out, backend, ep.exits)
     if env is None:
         return None, "no candidate"
     try:

@@ -72,9 +72,13 @@ def annotate_commands(commands: list[str], exits: list[int | None], out: str, t_
     return Annotation(t_c, False, None, None)
 
 
-def replay_to_candidate(task: Task, commands: list[str], out: str, backend: Backend):
+def replay_to_candidate(
+    task: Task, commands: list[str], out: str, backend: Backend, exits: list | None = None
+):
     """(t_c, env at the state right after t_c, observations replayed) or (None, None, obs).
-    The caller closes the env."""
+    The caller closes the env. ``exits`` are the rollout's own exit codes: a replayed command
+    that ends otherwise (a timeout under load, a kill) means the replay is not the state the
+    policy reached, an ``InfraError``, never a record of it."""
     env = LabEnv(task, backend)
     observations: list[str] = []
     try:
@@ -83,6 +87,9 @@ def replay_to_candidate(task: Task, commands: list[str], out: str, backend: Back
                 break
             obs, _ = env.step(cmd)
             observations.append(obs)
+            if exits is not None and i < len(exits) and env.exits[-1] != exits[i]:
+                raise InfraError(f"{task.id}: the replay left the rollout at turn {i}: exit "
+                                 f"{env.exits[-1]}, the rollout's {exits[i]}")  # fmt: skip
             probe = env.box.exec(f"test -f {shlex.quote(out)}", cwd=task.workdir, timeout_s=5)
             if probe.timed_out or probe.killed:
                 # the probe is ours, not the policy's: a probe that could not answer is a fault
@@ -100,7 +107,7 @@ def replay_to_candidate(task: Task, commands: list[str], out: str, backend: Back
 
 def record(task: Task, ep: Episode, out: str, backend: Backend, *, model: str, run: str) -> dict:
     """The SCVD metric record of one lab episode (``verification.records.from_dicts`` shape)."""
-    t_c, env, _ = replay_to_candidate(task, ep.commands, out, backend)
+    t_c, env, _ = replay_to_candidate(task, ep.commands, out, backend, ep.exits)
     y_c = None
     try:
         ann = annotate_commands(ep.commands, ep.exits, out, t_c)

@@ -31,11 +31,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentpost.errors import InfraError
 from agentpost.sandbox.base import ExecResult
 from agentpost.sandbox.capture import exit_code_of
 
 HEADER = struct.Struct(">cI")
 DONE = struct.Struct(">iqq??")  # as in exec_server.py
+NO_USER = 1 << 20  # as in exec_server.py: the answer to a request whose user is not in the image
 _CHUNK = 1 << 16
 _SOURCE: list[str] = []
 
@@ -61,6 +63,10 @@ class StartFailed(Exception):
     def __init__(self, detail: str):
         super().__init__(detail)
         self.detail = detail
+
+
+class UnknownUser(InfraError):
+    """The request named a user or group the image does not have: a setup fault, raised."""
 
 
 class ServerDied(Exception):
@@ -305,6 +311,8 @@ class Server:
             )
             reason = reason or "cancelled"  # ``kill`` from here (a cancel or a close) ended it
         out_text, err_text = (b"".join(k).decode("utf-8", "replace") for k in kept)
+        if done.rc == NO_USER:  # said in the answer, not in the stderr a command controls
+            raise UnknownUser(err_text.strip()[-300:])
         runaway = done.runaway and reason is None
         return ExecResult(
             exit_code=None if timed_out else exit_code_of(done.rc),

@@ -50,6 +50,7 @@ import sys
 # interpreter's start-up CPU (about 8 ms against 16 ms), paid at every executor start.
 HEADER = _struct.Struct(">cI")
 DONE = _struct.Struct(">iqq??")  # rc, stdout bytes seen, stderr bytes seen, runaway, killed
+NO_USER = 1 << 20  # rc: the request's user or group is not in the image (the caller's fault)
 BASE_ENV = dict(os.environ)  # the sandbox's environment; each request adds its own variables
 CHUNK = 1 << 16
 # Python ignores these; a command must start with the defaults (SIGXFSZ at the file-size limit,
@@ -165,8 +166,10 @@ def _spawn(req, fds, err_w):
         return _fork_as(req["user"], req.get("keep_home"), exe, argv, env, cwd, fds, err_w)
     try:
         os.chdir(cwd)
-    except OSError as e:
-        os.write(err_w, f"agentpost: Can't chdir to {cwd}: {e.strerror}\n".encode())
+    except (OSError, ValueError) as e:  # (ValueError: a NUL byte in the path)
+        os.write(
+            err_w, f"agentpost: Can't chdir to {cwd!r}: {getattr(e, 'strerror', e)}\n".encode()
+        )
         return None, 1
     try:
         actions = [(os.POSIX_SPAWN_DUP2, fd, i) for i, fd in enumerate(fds)]
@@ -177,6 +180,10 @@ def _spawn(req, fds, err_w):
     except OSError as e:
         os.write(err_w, f"agentpost: failed to execute {argv[0]}: {e.strerror}\n".encode())
         return None, 127 if e.errno == 2 else 126
+    except (ValueError, TypeError, UnicodeError) as e:  # a NUL byte, a lone surrogate, env
+        # values of the wrong type: the command's fault (exit 126), never the executor's end
+        os.write(err_w, f"agentpost: cannot execute {argv[0]!r}: {e}\n".encode())
+        return None, 126
     finally:
         os.chdir("/")
 
@@ -194,10 +201,14 @@ def _fork_as(user, keep_home, exe, argv, env, cwd, fds, err_w):
     except KeyError:
         if not name.isdigit():
             os.write(err_w, f"unable to find user {name}: no matching entries\n".encode())
-            return None, 126
+            return None, NO_USER
         uid, gid, home, groups = int(name), int(name), "/", []
     if group:
-        gid = int(group) if group.isdigit() else grp.getgrnam(group).gr_gid
+        try:
+            gid = int(group) if group.isdigit() else grp.getgrnam(group).gr_gid
+        except KeyError:
+            os.write(err_w, f"unable to find group {group}: no matching entries\n".encode())
+            return None, NO_USER
     env = dict(env)
     if not keep_home:
         env["HOME"] = home

@@ -66,7 +66,8 @@ def _ask(judge: Judge, messages: list[dict], traj: Trajectory, case_id: str) -> 
     """One judge's answer through the one call path, as the labels document records it."""
     asked = ask_judge(judge, messages, traj, case_id, _check, _reask)
     res: dict[str, Any] = {"judge": asked.judge, "status": asked.status, "raw": asked.raw,
-                           "errors": asked.errors}  # fmt: skip
+                           "errors": asked.errors, "request_keys": asked.request_keys,
+                           "usage": asked.usage}  # fmt: skip
     if asked.status == "valid":
         res["annotation"] = asked.answer
     return res

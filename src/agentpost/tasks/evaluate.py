@@ -186,7 +186,7 @@ def evaluate(task: Task, sandbox: Sandbox, step: int | None = None) -> EvalResul
 
 
 def _run_verifier(task: Task, sandbox: Sandbox) -> ExecResult:
-    isolate(sandbox, **_as_root(task))
+    isolate(sandbox, spec_for(task).writable_dirs, **_as_root(task))
     if task.tests_dir is not None and task.tests_dir.is_dir():
         sandbox.put_dir(str(task.tests_dir), "/tests")
     if task.format == "terminal-bench-1":

@@ -15,6 +15,18 @@ from agentpost.errors import InputError
 _NUMBER = (int, float)
 
 
+def read_text(path: Path) -> str:
+    """A task file's text; a file that is not UTF-8, or cannot be read (a FIFO, a directory, no
+    permission), is an ``InputError`` naming it (and the first bad byte), not a traceback."""
+    from agentpost.trajectory.io import read_regular
+
+    raw = read_regular(path)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(path, f"byte {e.start}", "not UTF-8 text") from None
+
+
 def positive_number(table: dict, key: str, default: float, path: Path, where: str) -> float:
     value = table.get(key, default)
     if isinstance(value, bool) or not isinstance(value, _NUMBER) or value <= 0:

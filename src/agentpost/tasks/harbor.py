@@ -19,20 +19,22 @@ from pathlib import Path
 from typing import Any
 
 from agentpost.errors import InputError
-from agentpost.tasks.fields import agentpost_table, maybe, positive_number, wrong_solutions
+from agentpost.tasks.fields import (
+    agentpost_table,
+    maybe,
+    positive_number,
+    read_text,
+    wrong_solutions,
+)
 from agentpost.tasks.model import Step, Task
 
 _TOML_POS = re.compile(r"\(at line (\d+), column (\d+)\)")
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
-    from agentpost.trajectory.io import read_regular
-
-    raw = read_regular(path)
+    text = read_text(path)
     try:
-        return tomllib.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as e:
-        raise InputError(path, f"byte {e.start}", "not UTF-8 text") from None
+        return tomllib.loads(text)
     except RecursionError:
         raise InputError(path, None, "TOML nested too deeply") from None
     except tomllib.TOMLDecodeError as e:
@@ -90,7 +92,7 @@ def _steps(root: Path, data: dict, path: Path) -> tuple[Step, ...]:
         steps.append(
             Step(
                 name=name,
-                instruction=(d / "instruction.md").read_text(encoding="utf-8"),
+                instruction=read_text(d / "instruction.md"),
                 tests_dir=d / "tests",
                 solution_script=maybe(d / "solution" / "solve.sh"),
                 agent_timeout_s=positive_number(
@@ -119,7 +121,7 @@ def load_harbor(root: Path) -> Task:
     if steps:
         instruction = "\n\n".join(f"## Step {s.name}\n\n{s.instruction}" for s in steps)
     elif instruction_path.is_file():
-        instruction = instruction_path.read_text(encoding="utf-8")
+        instruction = read_text(instruction_path)
     else:
         raise InputError(instruction_path, None, "missing instruction.md")
     tests = root / "tests"

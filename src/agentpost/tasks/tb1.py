@@ -14,7 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from agentpost.errors import InputError
-from agentpost.tasks.fields import agentpost_table, maybe, positive_number, wrong_solutions
+from agentpost.tasks.fields import (
+    agentpost_table,
+    maybe,
+    positive_number,
+    read_text,
+    wrong_solutions,
+)
 from agentpost.tasks.model import Task
 
 
@@ -22,7 +28,7 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     import yaml
 
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.safe_load(read_text(path))
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else None

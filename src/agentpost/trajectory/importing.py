@@ -23,7 +23,7 @@ from agentpost.trajectory.importers import (
     openhands_v1,
     terminus_episodes,
 )
-from agentpost.trajectory.importers._file import import_file, parse_json
+from agentpost.trajectory.importers._file import SHAPE_ERRORS, import_file, parse_json
 from agentpost.trajectory.io import read_regular
 from agentpost.trajectory.model import Trajectory
 
@@ -87,7 +87,7 @@ def import_events(files: list[Path], keep_raw: bool = False) -> list[Trajectory]
         events.append((path, parse_json(raw.removeprefix(b"\xef\xbb\xbf"), path)))
     try:
         return openhands_v1.convert_events(events, keep_raw)
-    except (KeyError, TypeError, AttributeError, ValueError, IndexError) as e:
+    except SHAPE_ERRORS as e:
         why = f"{type(e).__name__}: {e}"
         raise InputError(
             files[0].parent, None, f"not a valid openhands-v1 folder ({why})"
@@ -108,7 +108,7 @@ def import_call_logs(files: list[Path], keep_raw: bool = False) -> list[Trajecto
         docs.append((path, data))
     try:
         return openai_chat.convert_calls(docs, keep_raw)
-    except (KeyError, TypeError, AttributeError, ValueError, IndexError) as e:
+    except SHAPE_ERRORS as e:
         why = f"{type(e).__name__}: {e}"
         raise InputError(files[0].parent, None, f"not a valid litellm log folder ({why})") from None
 
@@ -121,7 +121,7 @@ def import_episodes(files: list[Path], keep_raw: bool = False) -> list[Trajector
         )
     try:
         trajs = terminus_episodes.convert_episodes(files, keep_raw)
-    except (KeyError, TypeError, AttributeError, ValueError, IndexError) as e:
+    except SHAPE_ERRORS as e:
         why = f"{type(e).__name__}: {e}"
         raise InputError(
             files[0].parent.parent, None, f"not valid Terminus episodes ({why})"

@@ -96,6 +96,11 @@ def as_int(v: Any) -> int | None:
 _INT_LOW, _INT_HIGH = -(2**63), 2**64 - 1  # the integers JSON output (orjson) can hold
 
 
+def in_range(v: int) -> bool:
+    """Whether the JSON writer can hold ``v`` (64 bits, signed or unsigned)."""
+    return _INT_LOW <= v <= _INT_HIGH
+
+
 def as_float(v: Any) -> float | None:
     if type(v) is float:
         return v
@@ -405,8 +410,8 @@ def trajectory(
         t.__dict__["index"] = i
     values = totals_values(turns, run_total)
     for k in _SUMS:  # each count fits; their sum may not, and the writer cannot write it
-        if (v := values[k]) is not None and v > _INT_HIGH:
-            raise ctx.fail("$", f"the turns' {k} sum to {v}, past what 64 bits hold")
+        if (v := values[k]) is not None and not in_range(v):
+            raise ctx.fail("$", f"the turns' {k} sum to {v}, outside what 64 bits hold")
     values["unknown"] = []
     totals = _new(Totals)
     _set_dict(totals, "__dict__", values)  # totals_values gives the fields in model order

@@ -89,10 +89,14 @@ def _checked(adapter: TypeAdapter, value: Any, ctx: c.Ctx, where: str) -> Any:
     if _exactly(value, _EXACT[adapter]):
         return value.copy()  # (a new list, as validation gives: never shared with ``raw``)
     try:
-        return adapter.validate_python(value)
+        checked = adapter.validate_python(value)
     except ValidationError as e:
         loc = "".join(f"[{p}]" for p in e.errors()[0]["loc"])
         raise ctx.fail(f"{where}{loc}", e.errors()[0]["msg"]) from None
+    for i, x in enumerate(checked):  # "9" * 25 validates as an int the writer cannot hold
+        if type(x) is int and not c.in_range(x):
+            raise ctx.fail(f"{where}[{i}]", "an integer outside what 64 bits hold")
+    return checked
 
 
 def _logprobs(m: Any, ctx: c.Ctx, where: str) -> Logprobs | None:

@@ -116,6 +116,9 @@ class _Builder:
                     None if a is None else a - (b or 0)
                     for a, b in zip(cum, self.last_cum, strict=True)
                 ]
+                for i in range(3):  # two counters of any size may differ by more than 64 bits
+                    if d[i] is not None and not c.in_range(d[i]):
+                        d[i] = None
                 usage = c.new_usage(
                     input_tokens=d[0],
                     cached_tokens=d[1],
