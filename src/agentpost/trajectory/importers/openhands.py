@@ -117,7 +117,8 @@ class _Builder:
                     for a, b in zip(cum, self.last_cum, strict=True)
                 ]
                 for i in range(3):  # two counters of any size may differ by more than 64 bits
-                    if d[i] is not None and not c.in_range(d[i]):
+                    x = d[i]
+                    if x is not None and not c.in_range(x):
                         d[i] = None
                 usage = c.new_usage(
                     input_tokens=d[0],
