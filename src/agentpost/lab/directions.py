@@ -51,55 +51,181 @@ def _r(a: str, b: str, rel: str, expected: str, source: str, metric: str = "reso
 
 HERO: tuple[Direction, ...] = (
     _r("grpo", "base", "greater", "GRPO raises resolution over the SFT start", "HERO (d) check 1"),
-    _r("grpo", "base", "greater", "GRPO raises tokens per rollout (4.5M → 6.8M)",
-       "HERO (d) check 1", "tokens"),  # fmt: skip
-    _r("hero", "grpo", "noninferior", "HERO resolves at least as much as GRPO",
-       "HERO (d) check 2", bound=MARGIN),  # fmt: skip
-    _r("hero", "grpo", "less", "HERO uses clearly fewer tokens per rollout than GRPO",
-       "HERO (d) check 2", "tokens"),  # fmt: skip
-    _r("hero", "grpo", "less", "HERO uses fewer tokens per successful rollout than GRPO",
-       "HERO (d) check 2 (per success: the lab's reading)", "tokens_success"),  # fmt: skip
-    _r("no_hpo", "hero", "less", "no-HPO loses resolution (29.2 vs 40.0, the worst variant)",
-       "HERO (d) ablations; check 3"),  # fmt: skip
+    _r(
+        "grpo",
+        "base",
+        "greater",
+        "GRPO raises tokens per rollout (4.5M → 6.8M)",
+        "HERO (d) check 1",
+        "tokens",
+    ),  # fmt: skip
+    _r(
+        "hero",
+        "grpo",
+        "noninferior",
+        "HERO resolves at least as much as GRPO",
+        "HERO (d) check 2",
+        bound=MARGIN,
+    ),  # fmt: skip
+    _r(
+        "hero",
+        "grpo",
+        "less",
+        "HERO uses clearly fewer tokens per rollout than GRPO",
+        "HERO (d) check 2",
+        "tokens",
+    ),  # fmt: skip
+    _r(
+        "hero",
+        "grpo",
+        "less",
+        "HERO uses fewer tokens per successful rollout than GRPO",
+        "HERO (d) check 2 (per success: the lab's reading)",
+        "tokens_success",
+    ),  # fmt: skip
+    _r(
+        "no_hpo",
+        "hero",
+        "less",
+        "no-HPO loses resolution (29.2 vs 40.0, the worst variant)",
+        "HERO (d) ablations; check 3",
+    ),  # fmt: skip
     _r("no_gating", "hero", "less", "no-gating loses resolution (36.0)", "HERO (d) check 3"),
     _r("no_clipping", "hero", "less", "no-clipping loses resolution (37.8)", "HERO (d) check 3"),
-    _r("no_calibration", "hero", "noninferior", "no-calibration keeps resolution (38.2)",
-       "HERO (d) check 4", bound=MARGIN),  # fmt: skip
-    _r("no_calibration", "hero", "greater", "no-calibration loses the token savings (5.9M vs "
-       "4.5M)", "HERO (d) check 4", "tokens"),  # fmt: skip
-    _r("no_coarse", "hero", "noninferior", "no-coarse keeps resolution (39.0)",
-       "HERO (d) check 4", bound=MARGIN),  # fmt: skip
-    _r("no_coarse", "hero", "greater", "no-coarse loses the token savings (6.0M vs 4.5M)",
-       "HERO (d) check 4", "tokens"),  # fmt: skip
+    _r(
+        "no_calibration",
+        "hero",
+        "noninferior",
+        "no-calibration keeps resolution (38.2)",
+        "HERO (d) check 4",
+        bound=MARGIN,
+    ),  # fmt: skip
+    _r(
+        "no_calibration",
+        "hero",
+        "greater",
+        "no-calibration loses the token savings (5.9M vs 4.5M)",
+        "HERO (d) check 4",
+        "tokens",
+    ),  # fmt: skip
+    _r(
+        "no_coarse",
+        "hero",
+        "noninferior",
+        "no-coarse keeps resolution (39.0)",
+        "HERO (d) check 4",
+        bound=MARGIN,
+    ),  # fmt: skip
+    _r(
+        "no_coarse",
+        "hero",
+        "greater",
+        "no-coarse loses the token savings (6.0M vs 4.5M)",
+        "HERO (d) check 4",
+        "tokens",
+    ),  # fmt: skip
     _r("no_fine", "hero", "less", "no-fine loses resolution (37.8)", "HERO (d) ablations"),
-    _r("no_fine", "hero", "greater", "no-fine uses more tokens (4.9M vs 4.5M)",
-       "HERO (d) ablations", "tokens"),  # fmt: skip
-    _r("random_20", "hero", "less", "penalising random turns loses resolution (36.8)",
-       "HERO (d) check 5"),  # fmt: skip
-    _r("highest_entropy_20", "hero", "less", "penalising the highest-entropy turns loses "
-       "resolution (36.0)", "HERO (d) check 5"),  # fmt: skip
-    _r("random_20", "highest_entropy_20", "greater", "random > highest-entropy selection in "
-       "resolution (36.8 vs 36.0)", "HERO (d) check 5"),  # fmt: skip
-    Direction("base:low_entropy_unproductive", "unproductive turns are over-represented among "
-              "a group's low-entropy turns (h ≤ q20) of the SFT policy", "low_entropy_unproductive",
-              "base", None, "greater", 0.0, "HERO b.9.2; (d) check 6"),  # fmt: skip
+    _r(
+        "no_fine",
+        "hero",
+        "greater",
+        "no-fine uses more tokens (4.9M vs 4.5M)",
+        "HERO (d) ablations",
+        "tokens",
+    ),  # fmt: skip
+    _r(
+        "random_20",
+        "hero",
+        "less",
+        "penalising random turns loses resolution (36.8)",
+        "HERO (d) check 5",
+    ),  # fmt: skip
+    _r(
+        "highest_entropy_20",
+        "hero",
+        "less",
+        "penalising the highest-entropy turns loses resolution (36.0)",
+        "HERO (d) check 5",
+    ),  # fmt: skip
+    _r(
+        "random_20",
+        "highest_entropy_20",
+        "greater",
+        "random > highest-entropy selection in resolution (36.8 vs 36.0)",
+        "HERO (d) check 5",
+    ),  # fmt: skip
+    Direction(
+        "base:low_entropy_unproductive",
+        "unproductive turns are over-represented among "
+        "a group's low-entropy turns (h ≤ q20) of the SFT policy",
+        "low_entropy_unproductive",
+        "base",
+        None,
+        "greater",
+        0.0,
+        "HERO b.9.2; (d) check 6",
+    ),  # fmt: skip
 )
 
 SCVD: tuple[Direction, ...] = (
-    _r("scvd", "ftd", "greater", "SCVD beats FTD in PASS@1 (+4.5 to +8.6 pp)",
-       "SCVD (d) checks; Table 2", "pass1"),  # fmt: skip
-    _r("ftd", "base", "greater", "FTD improves on the base student (+1.1 to +8.6 pp)",
-       "SCVD (d) checks; Table 2", "pass1"),  # fmt: skip
-    _r("scvd", "base", "greater", "SCVD improves on the base student (+9.7 to +16.9 pp)",
-       "SCVD Table 2", "pass1"),  # fmt: skip
-    _r("scvd", "base", "greater", "SCVD raises W2R (wrong candidates repaired)", "SCVD Fig. 3",
-       "W2R"),  # fmt: skip
-    Direction("scvd:R2W", "R2W stays below 2% under SCVD", "R2W", "scvd", None, "below", 0.02,
-              "SCVD Fig. 3; (d) checks"),  # fmt: skip
-    _r("scvd", "base", "greater", "SCVD raises ICA although its loss never touches the prefix "
-       "(+5.5 pp)", "SCVD (d) decomposition", "ICA"),  # fmt: skip
-    _r("scvd", "base", "less", "SCVD takes fewer turns than the base on successful rollouts "
-       "(−12 to −36%)", "SCVD Table 7", "turns_success"),  # fmt: skip
+    _r(
+        "scvd",
+        "ftd",
+        "greater",
+        "SCVD beats FTD in PASS@1 (+4.5 to +8.6 pp)",
+        "SCVD (d) checks; Table 2",
+        "pass1",
+    ),  # fmt: skip
+    _r(
+        "ftd",
+        "base",
+        "greater",
+        "FTD improves on the base student (+1.1 to +8.6 pp)",
+        "SCVD (d) checks; Table 2",
+        "pass1",
+    ),  # fmt: skip
+    _r(
+        "scvd",
+        "base",
+        "greater",
+        "SCVD improves on the base student (+9.7 to +16.9 pp)",
+        "SCVD Table 2",
+        "pass1",
+    ),  # fmt: skip
+    _r(
+        "scvd",
+        "base",
+        "greater",
+        "SCVD raises W2R (wrong candidates repaired)",
+        "SCVD Fig. 3",
+        "W2R",
+    ),  # fmt: skip
+    Direction(
+        "scvd:R2W",
+        "R2W stays below 2% under SCVD",
+        "R2W",
+        "scvd",
+        None,
+        "below",
+        0.02,
+        "SCVD Fig. 3; (d) checks",
+    ),  # fmt: skip
+    _r(
+        "scvd",
+        "base",
+        "greater",
+        "SCVD raises ICA although its loss never touches the prefix (+5.5 pp)",
+        "SCVD (d) decomposition",
+        "ICA",
+    ),  # fmt: skip
+    _r(
+        "scvd",
+        "base",
+        "less",
+        "SCVD takes fewer turns than the base on successful rollouts (−12 to −36%)",
+        "SCVD Table 7",
+        "turns_success",
+    ),  # fmt: skip
 )
 
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentpost import __version__
-from agentpost.lab.env import LabEnv
-from agentpost.lab.transcript import SUBMIT, messages, plans
+from agentpost.lab.env import LabEnv, Memo
+from agentpost.lab.transcript import SUBMIT, messages, plans, verified
 from agentpost.sandbox.base import Backend
 from agentpost.tasks.model import Task
 from agentpost.train.sft_data import SFTRow, make_row
@@ -59,15 +59,27 @@ def last_command(script: Path) -> str:
     return lines[-1]
 
 
-def task_plans(task: Task) -> dict[str, list[str]]:
-    return plans(task.explore, last_command(task.solution_script),
-                 last_command(task.wrong_solutions[0]), task.check or "true")  # fmt: skip
+def _commands(task: Task) -> tuple[list[str], str, str, str]:
+    return (task.explore, last_command(task.solution_script),
+            last_command(task.wrong_solutions[0]), task.check or "true")  # fmt: skip
 
 
-def scripted_episode(task: Task, behaviour: str, backend: Backend) -> Episode:
-    ep = Episode(task.id, f"scripted/{behaviour}", task.instruction)
-    with LabEnv(task, backend) as env:
-        for cmd in task_plans(task)[behaviour]:
+def task_plans(task: Task, teacher: bool = False) -> dict[str, list[str]]:
+    """The scripted behaviours on ``task`` (``teacher``: their ``transcript.verified`` forms)."""
+    explore, oracle, wrong, check = _commands(task)
+    out = plans(explore, oracle, wrong, check)
+    if teacher:
+        out = {k: verified(v, oracle, wrong, check) for k, v in out.items()}
+    return out
+
+
+def scripted_episode(
+    task: Task, behaviour: str, backend: Backend, memo: Memo | None = None, teacher: bool = False
+) -> Episode:
+    who = "teacher" if teacher else "scripted"
+    ep = Episode(task.id, f"{who}/{behaviour}", task.instruction)
+    with LabEnv(task, backend, memo) as env:
+        for cmd in task_plans(task, teacher)[behaviour]:
             obs, done = env.step(cmd)
             ep.commands.append(cmd)
             ep.observations.append(None if done else obs)

@@ -37,19 +37,18 @@ class PolicySize:
 
 
 def train_tokenizer(texts: Iterable[str], vocab_size: int = 1024) -> Any:
-    """Byte-level BPE over ``texts`` (rendered transcripts), with the transcript's specials;
-    whitespace is never merged into a word."""
+    """Byte-level BPE over ``texts`` (rendered transcripts), with the transcript's specials."""
     import transformers
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
 
     tok = Tokenizer(models.BPE())
-    # Each whitespace character and each punctuation mark is its own piece, so a name is one
-    # token wherever it stands: ``jobs`` in "/app/jobs.csv" and in "head jobs.csv", ``timeout``
-    # in "'timeout'" (byte-level BPE's usual " jobs" and "'t" pieces would make copying a name
-    # from the instruction a learned mapping, not a copy).
+    # Quotes, slashes, dots and commas are each their own piece, so a name is one token wherever
+    # the family writes it: ``jobs`` in "/app/jobs.csv", ``timeout`` in "'timeout'", ``score`` in
+    # '"score"'. Everything else may merge: the commands' fixed syntax (``awk -F, 'NR==1{for(``,
+    # `` > /app``) becomes a few tokens, so a command is ~10-25 tokens to sample, not ~70 as
+    # with every punctuation mark on its own (measured on the lab's commands).
     tok.pre_tokenizer = pre_tokenizers.Sequence(
-        [pre_tokenizers.Split(Regex(r"\s"), behavior="isolated"),
-         pre_tokenizers.Punctuation(behavior="isolated"),
+        [pre_tokenizers.Split(Regex(r"['\"/.,\n]"), behavior="isolated"),
          pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)]
     )  # fmt: skip
     tok.decoder = decoders.ByteLevel()
