@@ -25,7 +25,7 @@ def policy_config(scale: str) -> PolicyConfig:
         # from scripted parts (``ScvdLabConfig.scripted_fallback``) so its fine-tunes still run
         return PolicyConfig(n_train=3, n_heldout=3, vocab_size=400, sft_epochs=4, sft_lr=1e-2,
                             sft_batch=4, size=TINY, teacher_epochs=2, max_turns=6,
-                            max_new_tokens=32, copy_rows=0)  # fmt: skip
+                            max_new_tokens=32, copy_epochs=2)  # fmt: skip
     if scale == "gpu":
         big = PolicySize(hidden=256, layers=6, heads=8, intermediate=768, max_positions=2048)
         return PolicyConfig(n_train=600, n_heldout=60, size=big, sft_epochs=4, teacher_epochs=4,
