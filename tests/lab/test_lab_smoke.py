@@ -43,9 +43,9 @@ def test_both_experiments_and_the_results_document(smoke):
     scvd = json.loads((out / "scvd_lab.json").read_text())
     res = json.loads((out / "results.json").read_text())
     assert set(hero["table"]) == {"base", "grpo", "hero"}
-    for row in hero["table"].values():
-        lo, hi = row["resolved"]["ci95"]
-        assert lo <= row["resolved"]["mean"] <= hi
+    for row in hero["table"].values():  # 3 held-out rollouts: "too few" for an interval
+        assert row["resolved"]["ci95"] is None and row["resolved"]["too_few"]
+        assert 0.0 <= row["resolved"]["mean"] <= 1.0
     assert "delta_vs_grpo" in hero["table"]["hero"]["tokens"]
     assert [c["step"] for c in hero["runs"][0]["curve"]] == [0, 1]
     assert hero["sft"]["loss_last"] < hero["sft"]["loss_first"]

@@ -49,8 +49,13 @@ SCVD = {
         for v in ("base", "ftd", "scvd")
     },
     "directions": [
-        {"name": "scvd_vs_ftd:pass1", "expected": "SCVD beats FTD", "metric": "pass1",
-         "estimate": _est(0.05, -0.02, 0.12), "verdict": "inconclusive"}  # fmt: skip
+        {
+            "name": "scvd_vs_ftd:pass1",
+            "expected": "SCVD beats FTD",
+            "metric": "pass1",
+            "estimate": _est(0.05, -0.02, 0.12),
+            "verdict": "inconclusive",
+        }  # fmt: skip
     ],
 }
 
@@ -63,7 +68,9 @@ def test_lab_section_shows_both_experiments():
     assert "(Δ -37 [-60, -12])" in body  # HERO's token difference against GRPO, with its CI
     assert body.count("<svg") == 2 and "RL step" in body
     assert "NA" in body and "trained further on verified behaviour" in body
-    assert "scvd_vs_ftd:pass1" in body and "inconclusive" in body and "0.050 [-0.020, 0.120]" in body
+    assert (
+        "scvd_vs_ftd:pass1" in body and "inconclusive" in body and "0.050 [-0.020, 0.120]" in body
+    )
 
 
 def test_lab_section_with_one_experiment():

@@ -69,7 +69,7 @@ class PolicyConfig:
     max_turns: int = MAX_TURNS
     max_new_tokens: int = 96
     # the SCVD teacher: the student's checkpoint trained further on the verified behaviours
-    teacher_epochs: float = 3.0
+    teacher_epochs: float = 1.0
     device: str = "cpu"  # "cuda" for scripts/lab-gpu.sh
 
     def __post_init__(self) -> None:
