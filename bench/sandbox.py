@@ -190,7 +190,7 @@ def bench_replay(n: int) -> dict:
     from agentpost.sandbox.bwrap import BwrapBackend
     from agentpost.sandbox.executors import LocalExecutor
     from agentpost.tasks.loader import bundled_suite_path, load_suite
-    from agentpost.verification.replay import replay
+    from agentpost.replay.run import replay
 
     backend = BwrapBackend()
     if not backend.available():

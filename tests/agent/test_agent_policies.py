@@ -23,7 +23,7 @@ from agentpost.sandbox.executors import LocalExecutor
 from agentpost.sandbox.registry import get_backend
 from agentpost.tasks.loader import bundled_suite_path, load_suite, load_task
 from agentpost.trajectory.io import iter_jsonl
-from agentpost.verification.replay import replay
+from agentpost.replay.run import replay
 
 BACKEND = get_backend("bwrap")
 pytestmark = pytest.mark.skipif(not BACKEND.available(), reason="bubblewrap unavailable")

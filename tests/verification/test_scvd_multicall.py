@@ -22,12 +22,12 @@ from agentpost.trajectory.model import Observation, ToolCall, Turn
 from agentpost.verification import heuristic
 from agentpost.verification.distill import student_prefix, to_messages
 from agentpost.verification.protocol import call_outputs, render
-from agentpost.verification.replay import plan
+from agentpost.replay.run import plan
 
 HERE = Path(__file__).resolve().parent
 GOLDEN = HERE.parent / "data" / "trajectories" / "atif" / "harbor-golden"
 LOG = GOLDEN / "terminus_2" / "hello-world-context-summarization.trajectory.json"
-TASK = HERE / "fixtures" / "hello-world"
+TASK = HERE.parent / "replay" / "fixtures" / "hello-world"
 
 pytestmark = pytest.mark.skipif(not LOG.is_file(), reason="shared data not present")
 

@@ -71,7 +71,7 @@ from agentpost.verification.pipeline import (
 )
 from agentpost.verification.protocol import step_ids
 from agentpost.verification.records import PanelDecision
-from agentpost.verification.replay import replay_into
+from agentpost.replay.run import replay_into
 from agentpost.verification.teacher import Teacher
 
 CACHED = {"kept", "no_candidate", "task_missing", "replay_failed", "unfaithful", "teacher_error",

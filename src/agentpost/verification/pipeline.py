@@ -13,7 +13,7 @@ answers an earlier, interrupted invocation paid for (``judges.usage``), and this
 own ledger (``judges.usage_this_invocation``).
 
 Replays run for I_c = I_v = 1 (spec b.5) through and including the boundary call, each in a
-fresh sandbox, with ``verification.replay``. A replay whose status is not ``ok`` gives y_c =
+fresh sandbox, with ``replay.run``. A replay whose status is not ``ok`` gives y_c =
 null (excluded from replay-based metrics, counted in the coverage table). y_f is the
 trajectory's recorded outcome (``outcome.resolved``). Trajectories are grouped by
 ``model`` (else ``agent``) and ``run_id`` for the per-run → per-model → macro aggregation.
@@ -39,7 +39,7 @@ from agentpost.tasks.model import Task
 from agentpost.trajectory.io import dumps
 from agentpost.trajectory.model import Trajectory
 from agentpost.verification import metrics as M
-from agentpost.verification import snapshots
+from agentpost.replay import snapshots
 from agentpost.verification.judging import annotate_one, scvd_judges
 from agentpost.verification.panel import agreement_stats, vote
 from agentpost.verification.protocol import PROMPT_VERSION, Truncation

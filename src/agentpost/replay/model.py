@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from agentpost.trajectory.model import Observation, ToolCall
-from agentpost.verification.fidelity import CallFidelity
+from agentpost.replay.fidelity import CallFidelity
 
 FORMAT = "agentpost.replay/1"
 

@@ -1,7 +1,7 @@
 """Replaying single calls of a planned trajectory against one sandbox: shell calls (one exec
 each, with the previous call's cwd and exports restored when the scaffold's shell persists),
-edit calls (applied inside the sandbox by ``verification/edits.py``'s own source) and runs of
-keystroke calls (``verification/tmux.py``). Used by ``verification/replay.py``.
+edit calls (applied inside the sandbox by ``replay/edits.py``'s own source) and runs of
+keystroke calls (``replay/tmux.py``). Used by ``replay/run.py``.
 
 Layer: io.
 """
@@ -18,9 +18,9 @@ from dataclasses import asdict
 from agentpost.sandbox.base import Sandbox
 from agentpost.tasks.model import Task
 from agentpost.trajectory.model import Observation
-from agentpost.verification import edits
-from agentpost.verification.replay_types import CallRecord, PlannedCall
-from agentpost.verification.tmux import keystroke_call, new_output, send_keystrokes
+from agentpost.replay import edits
+from agentpost.replay.model import CallRecord, PlannedCall
+from agentpost.replay.tmux import keystroke_call, new_output, send_keystrokes
 
 TEXT_CHARS = 4000
 _CWD_FILE, _ENV_FILE = "/tmp/.agentpost-cwd", "/tmp/.agentpost-env"

@@ -6,7 +6,7 @@ the task's official evaluator on that state.
 zero-based index into that turn's ``tool_calls``. Control pseudo-calls (task-complete, submit)
 and ``other`` calls are skipped; ``shell`` calls run one exec each; ``edit`` calls apply
 str_replace_editor-style edits inside the sandbox; runs of ``keystrokes`` calls go to a tmux
-session (``verification/tmux.py``).
+session (``replay/tmux.py``).
 
 Departures, and why:
 - Persistent-shell scaffolds (SWE-agent, OpenHands, Terminus) keep a shell's cwd and exported
@@ -39,10 +39,10 @@ from agentpost.sandbox.base import Backend, Sandbox
 from agentpost.tasks.evaluate import evaluate, prepare, spec_for
 from agentpost.tasks.model import Task
 from agentpost.trajectory.model import Observation, Trajectory, Turn
-from agentpost.verification import fidelity
+from agentpost.replay import fidelity
 from agentpost.verification.protocol import call_outputs
-from agentpost.verification.replay_calls import Replayer
-from agentpost.verification.replay_types import (
+from agentpost.replay.calls import Replayer
+from agentpost.replay.model import (
     CallRecord,
     PlannedCall,
     ReplayLog,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentpost.verification.fidelity import CallFidelity, compare, normalize, similarity, summarize
+from agentpost.replay.fidelity import CallFidelity, compare, normalize, similarity, summarize
 
 
 def test_normalize_strips_scaffold_wrappers() -> None:

@@ -7,8 +7,8 @@ import pytest
 from agentpost.tasks.evaluate import prepare, spec_for
 from agentpost.tasks.loader import bundled_suite_path, load_task
 from agentpost.trajectory.model import Observation, Producer, ToolCall, Trajectory, Turn
-from agentpost.verification.edits import EditError, EditOp, apply_edit, parse_edit
-from agentpost.verification.replay import replay, replay_into
+from agentpost.replay.edits import EditError, EditOp, apply_edit, parse_edit
+from agentpost.replay.run import replay, replay_into
 
 
 def test_parse_edit_across_scaffolds() -> None:
@@ -175,7 +175,7 @@ def test_edit_outside_writable_dirs_fails(backend) -> None:
 
 
 def test_swe_agent_windowed_edit_semantics() -> None:
-    from agentpost.verification.edits import parse_swe_agent_edit
+    from agentpost.replay.edits import parse_swe_agent_edit
 
     op = parse_swe_agent_edit(
         "edit", {"action": "x"}, "edit 2:3\nB\nC2\nend_of_edit\n", "/app/f.py"

@@ -24,7 +24,7 @@ from agentpost.tasks.evaluate import evaluate, prepare, spec_for
 from agentpost.tasks.loader import bundled_suite_path, load_task
 from agentpost.trajectory.io import read_jsonl, write_jsonl
 from agentpost.trajectory.model import Outcome
-from agentpost.verification import snapshots
+from agentpost.replay import snapshots
 from agentpost.verification.pipeline import DiagnoseOptions, diagnose
 
 BACKEND = get_backend("bwrap")
@@ -153,7 +153,7 @@ def test_old_absolute_references_still_resolve(tmp_path):
 def test_scvd_collect_hands_off_from_the_recorded_snapshot(recorded, tmp_path):
     from agentpost.store import Store
     from agentpost.verification.collect import CollectOptions, collect, replay_state
-    from agentpost.verification.snapshots import snapshot_or_replay_state
+    from agentpost.replay.snapshots import snapshot_or_replay_state
     from agentpost.verification.teacher import make_teacher
 
     traj = read_jsonl(recorded)[0]

@@ -5,7 +5,7 @@ directories after every call is on disk (``sandbox/snapshot_store.py``). At the 
 call ``(STEP, CALL)`` this module restores that archive into a fresh sandbox and runs the task's
 evaluator there, so y_c carries no replay drift (clocks, randomness, background processes).
 Where no snapshot exists, or it cannot be found or no longer matches its hash, the state is
-rebuilt by replay (``verification/replay.py``) as before. Every result says which source gave
+rebuilt by replay (``replay/run.py``) as before. Every result says which source gave
 it (``source``: ``snapshot`` | ``replay``).
 
 Fidelity check: when a snapshot exists, the same boundary is also replayed and the two states
@@ -35,7 +35,7 @@ from agentpost.sandbox.hostfs import unarchive
 from agentpost.tasks.evaluate import evaluate, prepare, spec_for
 from agentpost.tasks.model import Task
 from agentpost.trajectory.model import Trajectory
-from agentpost.verification.replay_types import ReplayResult
+from agentpost.replay.model import ReplayResult
 
 VERIFIER_DIRS = ("/tests", "/solution")
 VERIFIER_SUBDIRS = ("logs/verifier",)
@@ -88,7 +88,7 @@ def replayed_state(
 ) -> tuple[dict[str, Any], dict[str, str] | None]:
     """Replay through ``upto``, then (status, resolved) of the evaluator and the manifest of the
     replayed writable dirs (None when the replay failed)."""
-    from agentpost.verification.replay import replay_into
+    from agentpost.replay.run import replay_into
 
     with backend.create(spec_for(task, backend=backend)) as sb:
         prepare(task, sb)
@@ -138,7 +138,7 @@ def candidate_result(
 ) -> dict[str, Any]:
     """The graded candidate state at ``upto``: from the recorded snapshot when there is one
     (plus the replay fidelity check), else by replay. A JSON dict with ``source``."""
-    from agentpost.verification.replay import replay
+    from agentpost.replay.run import replay
 
     ref = ref_at(traj, upto)
     archive = snapshot_store.resolve(ref, run_dir) if ref is not None else None

@@ -14,7 +14,7 @@ from agentpost.trajectory.importers._common import tool_call
 from agentpost.trajectory.model import Observation, Producer, Trajectory, Turn
 from agentpost.verification.pipeline import metric_record
 from agentpost.verification.records import PanelDecision
-from agentpost.verification.replay import replay
+from agentpost.replay.run import replay
 
 TASK = load_task(Path(__file__).resolve().parent / "fixtures" / "hello-world")
 
