@@ -19,9 +19,9 @@ from agentpost.lab.stages import PolicyConfig
 from agentpost.prices import Prices
 from agentpost.train.securevibe_train import SecureVibeTrainConfig
 from agentpost.train.trl_sft import SFTDefaults
-from agentpost.verification.collect import CollectOptions
-from agentpost.verification.pipeline import DiagnoseOptions
-from agentpost.verification.protocol import Truncation
+from agentpost.scvd.distill.collect import CollectOptions
+from agentpost.scvd.pipeline import DiagnoseOptions
+from agentpost.scvd.protocol import Truncation
 
 NAN = float("nan")
 BAD = [

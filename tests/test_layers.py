@@ -182,9 +182,9 @@ def test_package_import_is_light() -> None:
 
 
 # Rooms that serve every method import none of the methods: judges are transports, the call path
-# and voting; each method (verification/ = SCVD, security/ = SecureVibe) owns its prompt, parser
+# and voting; each method (scvd/ = SCVD, security/ = SecureVibe) owns its prompt, parser
 # and view. (A name in a component table is a string, resolved at run time: not an import.)
-ROOM_RULES = {"agentpost.judges": ("agentpost.verification", "agentpost.security")}
+ROOM_RULES = {"agentpost.judges": ("agentpost.scvd", "agentpost.security")}
 
 
 def room_violations(source: str, module: str, is_pkg: bool = False) -> list[str]:
@@ -205,7 +205,7 @@ def test_shared_rooms_import_no_method() -> None:
     ]
     assert found == []
     # the rule can fail, lazily imported or not
-    bad = "def f():\n    from agentpost.verification.heuristic import annotate"
+    bad = "def f():\n    from agentpost.scvd.heuristic import annotate"
     assert room_violations(bad, "agentpost.judges.fake") == [
-        "agentpost.judges.fake imports agentpost.verification.heuristic.annotate"
+        "agentpost.judges.fake imports agentpost.scvd.heuristic.annotate"
     ]

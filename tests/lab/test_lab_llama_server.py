@@ -61,7 +61,7 @@ def test_run_and_an_llm_judge_against_the_real_server(gguf_model, tmp_path, monk
     from agentpost.judges.config import build_panel
     from agentpost.lab.tasks import write_family
     from agentpost.trajectory.io import read_jsonl
-    from agentpost.verification.pipeline import DiagnoseOptions, diagnose
+    from agentpost.scvd.pipeline import DiagnoseOptions, diagnose
 
     _, _, path = gguf_model
     write_family(tmp_path / "tasks", seed=0, n_train=1, n_heldout=0)

@@ -12,8 +12,8 @@ from agentpost.judges.config import build_panel
 from agentpost.tasks.loader import load_task
 from agentpost.trajectory.importers._common import tool_call
 from agentpost.trajectory.model import Observation, Producer, Trajectory, Turn
-from agentpost.verification.pipeline import metric_record
-from agentpost.verification.records import PanelDecision
+from agentpost.scvd.pipeline import metric_record
+from agentpost.scvd.records import PanelDecision
 from agentpost.replay.run import replay
 
 TASK = load_task(Path(__file__).resolve().parent / "fixtures" / "hello-world")
@@ -64,7 +64,7 @@ def test_calls_replay_cannot_run_make_the_replay_unfaithful(backend):
 def test_judge_usage_sums_every_invocation_of_a_resumed_run(tmp_path):
     from test_scvd_pipeline import CASES, answer, config, opts
 
-    from agentpost.verification.pipeline import diagnose
+    from agentpost.scvd.pipeline import diagnose
 
     trajs = [t for t, _ in CASES[:4]]
     with LoopbackServer(answer) as srv:

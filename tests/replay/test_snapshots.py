@@ -25,7 +25,7 @@ from agentpost.tasks.loader import bundled_suite_path, load_task
 from agentpost.trajectory.io import read_jsonl, write_jsonl
 from agentpost.trajectory.model import Outcome
 from agentpost.replay import snapshots
-from agentpost.verification.pipeline import DiagnoseOptions, diagnose
+from agentpost.scvd.pipeline import DiagnoseOptions, diagnose
 
 BACKEND = get_backend("bwrap")
 pytestmark = pytest.mark.skipif(not BACKEND.available(), reason="bubblewrap unavailable")
@@ -152,9 +152,9 @@ def test_old_absolute_references_still_resolve(tmp_path):
 
 def test_scvd_collect_hands_off_from_the_recorded_snapshot(recorded, tmp_path):
     from agentpost.store import Store
-    from agentpost.verification.collect import CollectOptions, collect, replay_state
+    from agentpost.scvd.distill.collect import CollectOptions, collect, replay_state
     from agentpost.replay.snapshots import snapshot_or_replay_state
-    from agentpost.verification.teacher import make_teacher
+    from agentpost.scvd.distill.teacher import make_teacher
 
     traj = read_jsonl(recorded)[0]
     opts = CollectOptions(progress=False, concurrency=1,

@@ -47,7 +47,7 @@ def test_efficiency_only_directory_renders_efficiency_and_says_what_was_not_run(
 
 
 def test_trajectories_and_scvd_metrics_directory(tmp_path: Path, imported: list) -> None:
-    from agentpost.verification.metrics import compute, from_dicts
+    from agentpost.scvd.metrics import compute, from_dicts
 
     write_jsonl(tmp_path / "imported.jsonl", imported)
     rows = [{"model": t.model or "m", "run": "r1", "task": t.task_id, "I_c": True, "I_v": True,

@@ -222,7 +222,7 @@ def test_report_sections_carry_their_producers(demo_dir) -> None:
         "agentpost.efficiency.analyze.analyze",
         "agentpost.efficiency.advantage.hero_advantages",
         "agentpost.agent.loop",
-        "agentpost.verification.pipeline.diagnose",
+        "agentpost.scvd.pipeline.diagnose",
         "agentpost.security.pipeline.scripted_demo",
         "agentpost.security.attribution.attribute",
     ):

@@ -29,7 +29,7 @@ Out = Annotated[Path, typer.Option("--out", "-o", help="Run directory (reused to
 
 
 def _teacher(teacher, plan, base_url, api_key_env, temperature, max_tokens, token_budget):
-    from agentpost.verification.teacher import make_teacher
+    from agentpost.scvd.distill.teacher import make_teacher
 
     if teacher != "scripted" and not base_url:
         raise InputError(None, "--base-url", "a model teacher needs --base-url")
@@ -81,8 +81,8 @@ def collect_cmd(
     from agentpost.judges.config import build_panel, load_config
     from agentpost.store import Store
     from agentpost.tasks.loader import load_suite
-    from agentpost.verification.collect import CollectOptions, collect
-    from agentpost.verification.collect_out import summary, write_outputs
+    from agentpost.scvd.distill.collect import CollectOptions, collect
+    from agentpost.scvd.distill.collect_out import summary, write_outputs
     from agentpost.replay.snapshots import snapshot_or_replay_state
 
     opts = config(CollectOptions, FLAGS, handoff=handoff, concurrency=concurrency,
@@ -129,9 +129,9 @@ def ftd_cmd(
     args = {k: str(v) if isinstance(v, Path) else v for k, v in locals().items()}
     from agentpost.store import Store
     from agentpost.tasks.loader import load_suite
-    from agentpost.verification.collect import CollectOptions
-    from agentpost.verification.collect_out import summary, write_outputs
-    from agentpost.verification.ftd import ftd
+    from agentpost.scvd.distill.collect import CollectOptions
+    from agentpost.scvd.distill.collect_out import summary, write_outputs
+    from agentpost.scvd.distill.ftd import ftd
 
     opts = config(CollectOptions, FLAGS, concurrency=concurrency, max_retries=retries,
                   backend=backend, teacher_steps=teacher_steps, progress=progress)  # fmt: skip
@@ -163,7 +163,7 @@ def match_cmd(
 ) -> None:
     """Task- and size-match datasets: common tasks only, the same row count per task in each."""
     from agentpost.train.sft_io import read_rows, write_rows, write_verl
-    from agentpost.verification.matching import match
+    from agentpost.scvd.distill.matching import match
 
     if len(data) < 2:
         raise InputError(None, "DATA", "give at least two datasets to match")

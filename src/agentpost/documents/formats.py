@@ -52,7 +52,7 @@ _ROWS = [
     Format("agentpost.scvd.collect", 1, "scvd.json | ftd.json", "agentpost scvd collect | ftd"),
     Format("agentpost.scvd.match", 1, "match.json", "agentpost scvd match"),
     Format("agentpost.scvd.sample", 1, "*.parquet (meta)", "agentpost scvd collect | ftd"),
-    Format("agentpost.scvd.real-calibration", 1, "verification/data/real-calibration.json",
+    Format("agentpost.scvd.real-calibration", 1, "scvd/data/real-calibration.json",
            "bundled"),
     Format("agentpost.replay", 1, "(stdout)", "agentpost replay --json"),
     Format("agentpost.security.check", 1, "(stdout)", "agentpost security check --json",

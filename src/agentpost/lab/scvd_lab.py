@@ -17,7 +17,7 @@ student, a scripted verify-and-repair teacher is the teacher (labelled as such i
 3. From the same SFT checkpoint, with the same hyperparameters and seeds, fine-tune on each
    (``train.trl_sft`` through ``train.sft_data``); evaluate base, FTD and SCVD on the held-out
    split, ``eval_samples`` sampled rollouts per task per seed; metrics PASS@1, ICA, EDR, VPR, RSR,
-   W2R, R2W by ``verification.metrics`` (per seed = run, models = the three policies, bootstrap
+   W2R, R2W by ``scvd.metrics`` (per seed = run, models = the three policies, bootstrap
    CIs), plus turns and tokens per rollout.
 
 Every stage writes its result and is skipped on a rerun (resumable). Micro scale: directions only.
@@ -249,10 +249,10 @@ def evaluate_variant(out: Path, cfg: ScvdLabConfig, name: str, path: Path, seed:
 
 
 def summarise(records: list[dict], n_boot: int) -> dict[str, Any]:
-    """Per variant: the SCVD metrics with CIs (verification.metrics), turns and tokens."""
+    """Per variant: the SCVD metrics with CIs (scvd.metrics), turns and tokens."""
     import numpy as np
 
-    from agentpost.verification.metrics import compute, from_dicts
+    from agentpost.scvd.metrics import compute, from_dicts
 
     keys = ("model", "run", "task", "I_c", "I_v", "z", "y_c", "y_f")
     recs = from_dicts([{k: r[k] for k in keys} | {"task": f"{r['task']}#{r['sample']}"}

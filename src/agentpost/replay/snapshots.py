@@ -170,8 +170,8 @@ def snapshot_or_replay_state(traj: Trajectory, task: Task, upto: tuple[int, int]
     """``scvd collect``'s candidate-state source: the recorded snapshot at ``upto`` restored into
     the prepared ``sandbox`` when the run has one (the hand-off observation is the one recorded
     for that call), else replay (``collect.replay_state``)."""
-    from agentpost.verification.collect import HandoffState, replay_state
-    from agentpost.verification.protocol import call_outputs, step_ids
+    from agentpost.scvd.distill.collect import HandoffState, replay_state
+    from agentpost.scvd.protocol import call_outputs, step_ids
 
     ref = ref_at(traj, upto)
     archive = None
