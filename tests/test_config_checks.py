@@ -9,7 +9,7 @@ import pytest
 from agentpost.agent.loop import LoopConfig
 from agentpost.agent.transport import TransportConfig
 from agentpost.cli import main
-from agentpost.efficiency.config import HeroConfig
+from agentpost.hero.config import HeroConfig
 from agentpost.judges.base import HeuristicSeat
 from agentpost.judges.config import Panel
 from agentpost.lab.hero_lab import HeroLabConfig

@@ -75,10 +75,10 @@ def test_every_literal_producer_name_resolves_to_code() -> None:
 
 
 def test_producer_is_built_from_the_function_and_its_arguments() -> None:
-    from agentpost.efficiency.analyze import analyze
+    from agentpost.hero.analyze import analyze
 
     block = producer(analyze, n_boot=0, inputs=["a.jsonl"])
-    assert block["name"] == "agentpost.efficiency.analyze.analyze"
+    assert block["name"] == "agentpost.hero.analyze.analyze"
     assert resolve(block["name"]) is analyze and block["args"] == {
         "n_boot": 0,
         "inputs": ["a.jsonl"],

@@ -165,7 +165,7 @@ def test_the_checker_catches_each_kind_of_violation() -> None:
         "print('hi')": "calls print()",
     }
     for source, message in bad.items():
-        found = violations(source, "agentpost.efficiency.fake", "pure")
+        found = violations(source, "agentpost.hero.fake", "pure")
         assert len(found) == 1 and message in found[0], (source, found)
     assert "at module level" in violations("import torch", "agentpost.store", "io")[0]
     assert violations("def f():\n    import torch", "agentpost.store", "io") == []

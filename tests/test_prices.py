@@ -8,7 +8,7 @@ import pytest
 
 from agentpost.agent.ledger import usage_cost
 from agentpost.commands._options import prices
-from agentpost.efficiency.cost import effective_token_price, trajectory_cost
+from agentpost.hero.cost import effective_token_price, trajectory_cost
 from agentpost.errors import InputError
 from agentpost.prices import Prices
 from agentpost.trajectory.model import Outcome, Producer, Trajectory, Turn, Usage

@@ -17,7 +17,7 @@ from agentpost.agent.policies import (
 )
 from agentpost.agent.run import Agent, Rollout, rollout_one, run_groups
 from agentpost.agent.tokenize import count_tokens
-from agentpost.efficiency.behaviours import detect
+from agentpost.hero.behaviours import detect
 from agentpost.errors import InputError
 from agentpost.sandbox.executors import LocalExecutor
 from agentpost.sandbox.registry import get_backend

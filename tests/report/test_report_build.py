@@ -34,7 +34,7 @@ def imported() -> list:
 def test_efficiency_only_directory_renders_efficiency_and_says_what_was_not_run(
     tmp_path: Path, imported: list
 ) -> None:
-    from agentpost.efficiency.analyze import analyze
+    from agentpost.hero.analyze import analyze
 
     (tmp_path / "eff.json").write_text(json.dumps(analyze(imported, n_boot=50)))
     found = scan(tmp_path)
@@ -43,7 +43,7 @@ def test_efficiency_only_directory_renders_efficiency_and_says_what_was_not_run(
     assert "Unproductive turns by kind, per model" in html
     assert "No logprobs in these trajectories" in html  # mini-swe-agent records none
     assert html.count("Not run:") == 5  # runs, tokens, verification, security, trajectories
-    assert "agentpost.efficiency.analyze.analyze 0.1.0" in html
+    assert "agentpost.hero.analyze.analyze 0.1.0" in html
 
 
 def test_trajectories_and_scvd_metrics_directory(tmp_path: Path, imported: list) -> None:
@@ -125,7 +125,7 @@ def test_security_check_and_grade_outputs_of_the_cli(tmp_path: Path) -> None:
 
 
 def test_names_from_the_data_are_escaped(tmp_path: Path, imported: list) -> None:
-    from agentpost.efficiency.analyze import analyze
+    from agentpost.hero.analyze import analyze
 
     hostile = "<img src=x onerror=alert(1)>"
     trajs = [t.model_copy(update={"model": hostile, "task_id": hostile}) for t in imported]

@@ -59,7 +59,7 @@ def stage_loopback(d: Demo):
     from agentpost.agent.policies import policy_agents
     from agentpost.agent.run import TRAJECTORIES, Agent, run_groups
     from agentpost.agent.transport import OpenAITransport, TransportConfig
-    from agentpost.efficiency.analyze import analyze
+    from agentpost.hero.analyze import analyze
     from agentpost.tasks.loader import bundled_suite_path, load_suite
     from agentpost.trajectory.io import read_jsonl
 

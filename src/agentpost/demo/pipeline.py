@@ -8,7 +8,7 @@ Stages (each writes machine-readable JSON into the output directory, then the re
 2. ``trajectories.jsonl`` + ``import.json``: the rollouts go through ``agentpost import``'s own
    function (format auto-detection and validation, as a user's own logs would; ``import.json`` is
    what ``agentpost import --summary`` writes), and every later stage reads the imported file.
-   ``efficiency.json``: HERO analyses over those trajectories (``efficiency.analyze``).
+   ``efficiency.json``: HERO analyses over those trajectories (``hero.analyze``).
 3. ``hero_groups.json`` + ``hero_advantages.json``: a preview of HERO advantages, one group per
    task (``demo.hero``).
 4. ``diagnose/``: SCVD diagnosis with the offline judge panel and candidate-state replay

@@ -2,7 +2,7 @@
 
 ``load(run_dir)`` finds the files with ``build.scan`` (by format and shape, never by name) and
 joins them per trajectory id: the canonical trajectory, its HERO efficiency row (taken from an
-efficiency document, or computed here with ``efficiency.analyze`` for trajectories no document
+efficiency document, or computed here with ``hero.analyze`` for trajectories no document
 covers, so flags exist for any imported file), its SCVD record, its HERO turn advantages, and,
 for the security suite, the grades per (agent, task).
 
@@ -53,7 +53,7 @@ def _turn_tokens(t: Trajectory) -> list[int | None]:
 
 
 def _rows(trajs: list[Trajectory], docs: list[tuple[str, Any]]) -> dict[str, dict[str, Any]]:
-    from agentpost.efficiency.analyze import analyze
+    from agentpost.hero.analyze import analyze
 
     rows: dict[str, dict[str, Any]] = {}
     for _, doc in docs:

@@ -17,7 +17,7 @@ unusable), ``teacher_unfinished`` (step limit or timeout before submit), ``evalu
   replay just produced (never the recorded output of a dropped call: ``protocol.call_outputs``).
   ``"step"`` keeps the whole boundary step and replays through its last call.
 - **g_ver** goes as one delimited block on the observation after the boundary
-  (``distill.insert_g_ver``); the teacher's context is that message list, continued by the
+  (``samples.insert_g_ver``); the teacher's context is that message list, continued by the
   agent loop. The training row is the same list with exactly that block deleted; the prefix
   part is asserted byte-identical to the context without g_ver before a row is written.
 - **Resumable**: every judge answer and every finished case (any status but

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agentpost.efficiency.terms import segment_percentile
+from agentpost.hero.terms import segment_percentile
 
 BEHAVIOURS = ("repeated_call", "over_exploration", "tool_error", "unproductive")
 

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from hero_traj_factory import peaked, shell, traj, turn
 
-from agentpost.efficiency.association import association, point_biserial
-from agentpost.efficiency.behaviours import CLASSIFIERS, command_is_read_only, detect
-from agentpost.efficiency.cost import cache_hit_rate, relative_cost, trajectory_cost, trs
-from agentpost.efficiency.entropy import token_entropy, turn_entropy
-from agentpost.efficiency.variation import task_variation
+from agentpost.hero.association import association, point_biserial
+from agentpost.hero.behaviours import CLASSIFIERS, command_is_read_only, detect
+from agentpost.hero.cost import cache_hit_rate, relative_cost, trajectory_cost, trs
+from agentpost.hero.entropy import token_entropy, turn_entropy
+from agentpost.hero.variation import task_variation
 from agentpost.prices import Prices
 from agentpost.trajectory.model import Observation, ToolCall, Turn
 

@@ -1,4 +1,4 @@
-"""HERO advantage input from any trajectories (efficiency.groups), `agentpost hero groups` and
+"""HERO advantage input from any trajectories (hero.groups), `agentpost hero groups` and
 `hero advantages --export trl|verl` on real recorded rollouts, and the refusals."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from agentpost.efficiency.analyze import analyze
-from agentpost.efficiency.groups import GroupingError, hero_groups
+from agentpost.hero.analyze import analyze
+from agentpost.hero.groups import GroupingError, hero_groups
 from agentpost.trajectory.model import FORMAT, Outcome, Producer, Trajectory, Turn, Usage
 
 CLI = [sys.executable, "-c", "from agentpost.cli import main; main()"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentpost.efficiency.config import ABLATIONS, PAPER_INDEX, HeroConfig
+from agentpost.hero.config import ABLATIONS, PAPER_INDEX, HeroConfig
 
 
 @pytest.mark.parametrize(

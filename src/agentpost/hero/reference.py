@@ -1,8 +1,8 @@
 """Loop reference of the HERO advantage: one group, rollout and turn at a time.
 
-Slow and plain on purpose: the vectorized ``agentpost.efficiency.advantage.hero_advantages``
+Slow and plain on purpose: the vectorized ``agentpost.hero.advantage.hero_advantages``
 must agree with it (tests check every ablation and option). Shares only the scalar terms of
-``agentpost.efficiency.terms`` with the fast path.
+``agentpost.hero.terms`` with the fast path.
 
 Layer: pure.
 """
@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from agentpost.efficiency.advantage import HeroAdvantages, RolloutBatch
-from agentpost.efficiency.config import OPTIONS, HeroConfig, check_options
-from agentpost.efficiency.terms import coarse_value, gate, percentile_sorted, reselect
+from agentpost.hero.advantage import HeroAdvantages, RolloutBatch
+from agentpost.hero.config import OPTIONS, HeroConfig, check_options
+from agentpost.hero.terms import coarse_value, gate, percentile_sorted, reselect
 
 
 def hero_advantages_reference(batch: RolloutBatch, **hp: Any) -> HeroAdvantages:

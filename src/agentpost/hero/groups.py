@@ -1,8 +1,8 @@
 """HERO advantage input from any canonical trajectories: rollouts grouped by task.
 
 ``hero_groups(trajs, rows)`` builds the ``{"rollouts": [...]}`` document that
-``efficiency.advantages_out.advantages_document`` (and ``agentpost hero advantages``) reads, from
-imported or recorded trajectories and their efficiency rows (``efficiency.analyze``: tokens and
+``hero.advantages_out.advantages_document`` (and ``agentpost hero advantages``) reads, from
+imported or recorded trajectories and their efficiency rows (``hero.analyze``: tokens and
 per-turn entropy).
 
 A HERO group is the G rollouts of one policy on one prompt (spec b.3), so by default a group is

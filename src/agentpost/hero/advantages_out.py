@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentpost.efficiency.advantage import batch_from_json, hero_advantages
-from agentpost.efficiency.config import HeroConfig
+from agentpost.hero.advantage import batch_from_json, hero_advantages
+from agentpost.hero.config import HeroConfig
 
 FORMAT = "agentpost.hero-advantages/1"
 

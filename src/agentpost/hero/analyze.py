@@ -39,11 +39,11 @@ from typing import Any
 import numpy as np
 
 from agentpost.documents.formats import fmt, producer
-from agentpost.efficiency import cost as C
-from agentpost.efficiency.association import association
-from agentpost.efficiency.behaviours import CLASSIFIERS, TurnFlags, detect
-from agentpost.efficiency.entropy import turn_entropy
-from agentpost.efficiency.variation import histogram, task_variation
+from agentpost.hero import cost as C
+from agentpost.hero.association import association
+from agentpost.hero.behaviours import CLASSIFIERS, TurnFlags, detect
+from agentpost.hero.entropy import turn_entropy
+from agentpost.hero.variation import histogram, task_variation
 from agentpost.prices import Prices
 from agentpost.trajectory.model import Trajectory
 

@@ -1,6 +1,6 @@
 """HERO hyperparameters as one dataclass, plus a paper index that maps each paper setting to it.
 
-Every field is a keyword of :func:`agentpost.efficiency.advantage.hero_advantages`;
+Every field is a keyword of :func:`agentpost.hero.advantage.hero_advantages`;
 ``HeroConfig(...).kwargs()`` hands them over. ``ABLATIONS`` names every b.11 variant of the spec
 (``../shared/spec/HERO.md``) as a set of switch overrides, so an ablation is data, not a branch.
 

@@ -9,7 +9,7 @@ import sys
 import pytest
 from hero_traj_factory import shell, traj, turn
 
-from agentpost.efficiency.analyze import analyze
+from agentpost.hero.analyze import analyze
 from agentpost.trajectory.io import write_jsonl
 
 

@@ -1,7 +1,7 @@
 """The HERO advantage (spec b.3-b.7, b.11) over a batch of rollout groups, as pure numpy.
 
 Two implementations that must agree (tests check it): the loop reference
-(``agentpost.efficiency.reference``) walks groups, rollouts and turns in plain Python;
+(``agentpost.hero.reference``) walks groups, rollouts and turns in plain Python;
 ``hero_advantages`` here does the same with segment operations over flat arrays (sort +
 bincount), which is what trainers call. ``grpo_advantages`` is the plain GRPO
 baseline the bench compares against.
@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from agentpost.efficiency.config import check_options
-from agentpost.efficiency.terms import (
+from agentpost.hero.config import check_options
+from agentpost.hero.terms import (
     coarse_value,
     gate,
     reselect,

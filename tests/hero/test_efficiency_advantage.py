@@ -5,16 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agentpost.efficiency.advantage import (
+from agentpost.hero.advantage import (
     batch_from_json,
     grpo_advantages,
     hero_advantages,
     make_batch,
     token_advantages,
 )
-from agentpost.efficiency.config import ABLATIONS, HeroConfig
-from agentpost.efficiency.reference import hero_advantages_reference
-from agentpost.efficiency.terms import gate, segment_percentile
+from agentpost.hero.config import ABLATIONS, HeroConfig
+from agentpost.hero.reference import hero_advantages_reference
+from agentpost.hero.terms import gate, segment_percentile
 
 
 def random_batch(seed: int, groups: int = 6, size: int = 8, p_resolve: float = 0.7):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agentpost.efficiency.analyze import analyze
+from agentpost.hero.analyze import analyze
 from agentpost.trajectory.importing import import_paths
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "trajectories"

@@ -1,0 +1,4 @@
+"""HERO: efficiency analyses (behaviours, entropy, cost, TRS) and the hierarchical advantage.
+
+Layer: model.
+"""
