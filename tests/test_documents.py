@@ -14,7 +14,7 @@ import pytest
 from agentpost.documents.formats import FORMATS, fmt, kind_of, lookup, producer
 from agentpost.documents.write import atomic_write, write_json, write_lines
 from agentpost.errors import InputError
-from agentpost.report.build import JSONL_KINDS, KINDS, classify_json
+from agentpost.report.scan import JSONL_KINDS, KINDS, classify_json
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "agentpost"
 FORMAT_RE = re.compile(r"""["'](agentpost\.[a-z][a-z0-9_.-]*/\d+)["']""")

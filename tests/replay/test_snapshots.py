@@ -153,7 +153,7 @@ def test_old_absolute_references_still_resolve(tmp_path):
 def test_scvd_collect_hands_off_from_the_recorded_snapshot(recorded, tmp_path):
     from agentpost.store import Store
     from agentpost.scvd.distill.collect import CollectOptions, collect, replay_state
-    from agentpost.replay.snapshots import snapshot_or_replay_state
+    from agentpost.scvd.distill.sources import snapshot_or_replay_state
     from agentpost.scvd.distill.teacher import make_teacher
 
     traj = read_jsonl(recorded)[0]

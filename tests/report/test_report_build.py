@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from agentpost.report.build import classify_json, render_run_dir, scan
+from agentpost.report.build import render_run_dir
+from agentpost.report.scan import classify_json, scan
 from agentpost.trajectory.io import write_jsonl
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "trajectories"

@@ -83,7 +83,7 @@ def collect_cmd(
     from agentpost.tasks.loader import load_suite
     from agentpost.scvd.distill.collect import CollectOptions, collect
     from agentpost.scvd.distill.collect_out import summary, write_outputs
-    from agentpost.replay.snapshots import snapshot_or_replay_state
+    from agentpost.scvd.distill.sources import snapshot_or_replay_state
 
     opts = config(CollectOptions, FLAGS, handoff=handoff, concurrency=concurrency,
                   max_retries=retries, backend=backend, teacher_steps=teacher_steps,

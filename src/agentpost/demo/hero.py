@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from agentpost.demo.files import write_json
-from agentpost.demo.pipeline import Demo
+from agentpost.demo.model import Demo
 from agentpost.documents.formats import fmt, producer
 from agentpost.hero.advantages_out import advantages_document
 from agentpost.hero.config import HeroConfig

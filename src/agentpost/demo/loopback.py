@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agentpost.demo.files import write_json
-from agentpost.demo.pipeline import Demo
+from agentpost.demo.model import Demo
 
 MODEL = "loopback-fake-model"
 SCRIPTS = ("careful", "wasteful")  # few unproductive turns, many: the association has both

@@ -39,34 +39,9 @@ from typing import Any
 import orjson
 
 from agentpost.demo.files import write_json
+from agentpost.demo.model import Demo, PartialStage, Progress
 from agentpost.documents.formats import fmt, producer
 from agentpost.errors import InputError
-
-Progress = Callable[[str], None]
-
-
-@dataclass
-class Demo:
-    """What every stage gets: the output directory, the options and the sandbox backend
-    (``backend`` by name, ``box`` the instance), the progress printer, and ``state`` (input
-    hashes of the cheap stages, kept in ``demo.json``)."""
-
-    out: Path
-    attempts: int = 1
-    limit: int | None = None
-    backend: str = "bwrap"
-    box: Any = None
-    progress: Progress = print
-    state: dict[str, Any] = field(default_factory=dict)
-
-
-class PartialStage(Exception):
-    """A stage finished with some items failed; ``value`` is still usable downstream."""
-
-    def __init__(self, message: str, value: Any):
-        super().__init__(message)
-        self.value = value
-
 
 def _guard(name: str, fn: Callable[[], Any], log: dict, progress: Progress) -> Any:
     """Run one stage; a failure is recorded (never hidden) and the demo goes on."""

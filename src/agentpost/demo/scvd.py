@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from agentpost.demo.pipeline import Demo
+from agentpost.demo.model import Demo
 
 
 def stage_diagnose(d: Demo, trajs_path: Path) -> None:

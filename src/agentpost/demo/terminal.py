@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from agentpost.demo.files import digest, write_json
-from agentpost.demo.pipeline import Demo, PartialStage
+from agentpost.demo.model import Demo, PartialStage
 from agentpost.errors import InputError
 
 CONCURRENCY = 2

@@ -40,7 +40,7 @@ from agentpost.tasks.evaluate import evaluate, prepare, spec_for
 from agentpost.tasks.model import Task
 from agentpost.trajectory.model import Observation, Trajectory, Turn
 from agentpost.replay import fidelity
-from agentpost.scvd.protocol import call_outputs
+from agentpost.trajectory.calls import call_outputs
 from agentpost.replay.calls import Replayer
 from agentpost.replay.model import (
     CallRecord,

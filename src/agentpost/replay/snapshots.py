@@ -165,26 +165,6 @@ def clear_writable(sandbox: Sandbox) -> None:
         raise OSError(f"cannot empty {dirs} before restoring a snapshot: {res.stderr[-300:]}")
 
 
-def snapshot_or_replay_state(traj: Trajectory, task: Task, upto: tuple[int, int], sandbox: Sandbox,
-                             opts: Any):  # fmt: skip
-    """``scvd collect``'s candidate-state source: the recorded snapshot at ``upto`` restored into
-    the prepared ``sandbox`` when the run has one (the hand-off observation is the one recorded
-    for that call), else replay (``collect.replay_state``)."""
-    from agentpost.scvd.distill.collect import HandoffState, replay_state
-    from agentpost.scvd.protocol import call_outputs, step_ids
-
-    ref = ref_at(traj, upto)
-    archive = None
-    if ref is not None:
-        archive = snapshot_store.resolve(ref, opts.snapshot_roots.get(traj.id))
-    if archive is None:
-        return replay_state(traj, task, upto, sandbox, opts)
-    clear_writable(sandbox)
-    restore_state(sandbox, archive)
-    obs = call_outputs(step_ids(traj)[upto[0]])[upto[1]]
-    return HandoffState("ok", obs.text if obs is not None else None, source="snapshot")
-
-
 def fidelity_summary(results: list[dict[str, Any]]) -> dict[str, Any]:
     """How often replay and snapshot agreed, over the results that have both."""
     checks = [r["fidelity_check"] for r in results if isinstance(r.get("fidelity_check"), dict)]

@@ -69,7 +69,7 @@ from agentpost.scvd.pipeline import (
     task_hash,
     traj_hash,
 )
-from agentpost.scvd.protocol import step_ids
+from agentpost.trajectory.calls import step_ids
 from agentpost.scvd.records import PanelDecision
 from agentpost.replay.run import replay_into
 from agentpost.scvd.distill.teacher import Teacher

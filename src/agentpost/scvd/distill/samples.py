@@ -25,7 +25,7 @@ import json
 from typing import Any, Literal
 
 from agentpost.trajectory.model import Trajectory, Turn
-from agentpost.scvd.protocol import call_outputs, step_ids
+from agentpost.trajectory.calls import call_outputs, step_ids
 
 GVER_VERSION = "g_ver/1"
 BEGIN = f"\n\n<<<agentpost {GVER_VERSION}: verification hand-off>>>\n"
