@@ -50,6 +50,8 @@ MOVED: dict[str, str] = {
     **{f"agentpost.verification.{m}": f"agentpost.scvd.{m}" for m in _SCVD},
     **{f"agentpost.verification.{o}": f"agentpost.scvd.distill.{n}" for o, n in _DISTILL.items()},
     **{f"agentpost.efficiency.{m}": f"agentpost.hero.{m}" for m in _HERO},
+    "agentpost.train.sft_data": "agentpost.sft.rows",
+    "agentpost.train.sft_io": "agentpost.sft.io",
 }
 # Packages that are gone: importing one warns; its submodules are the entries above.
 OLD_PACKAGES = {"agentpost.verification": "agentpost.scvd", "agentpost.efficiency": "agentpost.hero"}

@@ -18,7 +18,7 @@ from agentpost.errors import InfraError
 from agentpost.judges.config import DEFAULT_CONFIG, build_panel
 from agentpost.store import Store
 from agentpost.tasks.loader import bundled_suite_path, load_suite
-from agentpost.train.sft_data import IGNORE, from_record, template_messages, tokenize_row
+from agentpost.sft.rows import IGNORE, from_record, template_messages, tokenize_row
 from agentpost.scvd.distill.collect import CollectOptions, collect, conversation
 from agentpost.scvd.distill.samples import BEGIN, G_VER
 from agentpost.scvd.distill.ftd import ftd

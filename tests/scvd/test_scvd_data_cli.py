@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 from agentpost import cli
 from agentpost.agent.loopback import LoopbackServer
 from agentpost.store import Store
-from agentpost.train.sft_data import make_row
-from agentpost.train.sft_io import write_rows
+from agentpost.sft.rows import make_row
+from agentpost.sft.io import write_rows
 
 
 def invoke(*args):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentpost.train.sft_data import make_row
+from agentpost.sft.rows import make_row
 from agentpost.scvd.distill.matching import match
 
 

@@ -17,7 +17,7 @@ import pytest
 
 pytest.importorskip("trl")
 
-from agentpost.train.sft_io import read_rows  # noqa: E402
+from agentpost.sft.io import read_rows  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "scvd-offline.sh"

@@ -162,7 +162,7 @@ def match_cmd(
     as_json: AsJson = False,
 ) -> None:
     """Task- and size-match datasets: common tasks only, the same row count per task in each."""
-    from agentpost.train.sft_io import read_rows, write_rows, write_verl
+    from agentpost.sft.io import read_rows, write_rows, write_verl
     from agentpost.scvd.distill.matching import match
 
     if len(data) < 2:

@@ -15,7 +15,7 @@ student, a scripted verify-and-repair teacher is the teacher (labelled as such i
    read, solve, check, submit), every command a target; task- and size-matched to D_SC (one
    FTD row per D_SC row, same task).
 3. From the same SFT checkpoint, with the same hyperparameters and seeds, fine-tune on each
-   (``train.trl_sft`` through ``train.sft_data``); evaluate base, FTD and SCVD on the held-out
+   (``train.trl_sft`` through ``sft.rows``); evaluate base, FTD and SCVD on the held-out
    split, ``eval_samples`` sampled rollouts per task per seed; metrics PASS@1, ICA, EDR, VPR, RSR,
    W2R, R2W by ``scvd.metrics`` (per seed = run, models = the three policies, bootstrap
    CIs), plus turns and tokens per rollout.
@@ -42,7 +42,7 @@ from agentpost.lab.transcript import SUBMIT, messages
 from agentpost.lab.verify_rules import record, replay_to_candidate
 from agentpost.sandbox.base import Backend
 from agentpost.tasks.model import Task
-from agentpost.train.sft_data import SFTRow, make_row
+from agentpost.sft.rows import SFTRow, make_row
 
 FORMAT = fmt("agentpost.lab-scvd")
 CAVEAT = ("Micro scale: a ~1M-parameter student trained from scratch on procedural tasks and a "
@@ -141,9 +141,9 @@ def ftd_row(task: Task, backend: Backend) -> SFTRow:
 
 
 def collect(out: Path, cfg: ScvdLabConfig, train: list[Task], backend: Backend, progress):
-    """D_SC and D_FTD (task- and size-matched), written under ``scvd/data/`` once (Parquet, ``train.sft_io``)."""
+    """D_SC and D_FTD (task- and size-matched), written under ``scvd/data/`` once (Parquet, ``sft.io``)."""
     from agentpost.lab.stages import evaluate_policy
-    from agentpost.train.sft_io import read_rows, write_rows
+    from agentpost.sft.io import read_rows, write_rows
 
     d = out / "scvd" / "data"
     if (d / "stats.json").is_file():

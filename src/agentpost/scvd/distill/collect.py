@@ -52,7 +52,7 @@ from agentpost.sandbox.base import Sandbox
 from agentpost.store import Store, key
 from agentpost.tasks.evaluate import evaluate, prepare, spec_for
 from agentpost.tasks.model import Task
-from agentpost.train.sft_data import SFTRow, make_row, to_record
+from agentpost.sft.rows import SFTRow, make_row, to_record
 from agentpost.trajectory.model import Trajectory
 from agentpost.scvd.distill.samples import (
     GVER_VERSION,

@@ -12,8 +12,8 @@ from typing import Any
 
 from agentpost.documents.formats import fmt
 from agentpost.documents.write import write_json
-from agentpost.train.sft_data import from_record
-from agentpost.train.sft_io import write_rows
+from agentpost.sft.rows import from_record
+from agentpost.sft.io import write_rows
 from agentpost.scvd.distill.teacher import Teacher
 
 FORMAT = fmt("agentpost.scvd.collect")

@@ -20,7 +20,7 @@ from agentpost.agent.loop import LoopConfig
 from agentpost.agent.run import Agent, Rollout, rollout_one
 from agentpost.store import Store, key
 from agentpost.tasks.model import Task
-from agentpost.train.sft_data import make_row, to_record
+from agentpost.sft.rows import make_row, to_record
 from agentpost.scvd.distill.collect import (
     CACHED,
     CollectOptions,

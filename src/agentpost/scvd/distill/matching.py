@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from agentpost.train.sft_data import SFTRow
+from agentpost.sft.rows import SFTRow
 
 
 def _by_task(rows: Sequence[SFTRow]) -> dict[str, list[SFTRow]]:

@@ -11,7 +11,7 @@ pytest.importorskip("transformers")
 from chat_tokenizer import FORGETFUL, chat_tokenizer  # noqa: E402
 
 from agentpost.errors import InputError  # noqa: E402
-from agentpost.train.sft_data import (  # noqa: E402
+from agentpost.sft.rows import (  # noqa: E402
     IGNORE,
     RowDropped,
     SFTRow,
@@ -21,7 +21,7 @@ from agentpost.train.sft_data import (  # noqa: E402
     tokenize_row,
     tokenize_rows,
 )
-from agentpost.train.sft_io import (  # noqa: E402
+from agentpost.sft.io import (  # noqa: E402
     read_rows,
     to_hf_dataset,
     tokenized_dataset,

@@ -23,7 +23,7 @@ from typing import Any
 
 from agentpost.documents.write import atomic_write
 from agentpost.errors import InputError
-from agentpost.train.sft_data import FORMAT, SFTRow, Tokenized, from_record, to_record, to_verl
+from agentpost.sft.rows import FORMAT, SFTRow, Tokenized, from_record, to_record, to_verl
 
 
 def _write_table(records: list[dict[str, Any]], path: Path) -> Path:
