@@ -17,11 +17,11 @@ from agentpost.lab.policy import PolicySize
 from agentpost.lab.scvd_lab import ScvdLabConfig
 from agentpost.lab.stages import PolicyConfig
 from agentpost.prices import Prices
-from agentpost.train.securevibe_train import SecureVibeTrainConfig
-from agentpost.train.trl_sft import SFTDefaults
 from agentpost.scvd.distill.collect import CollectOptions
 from agentpost.scvd.pipeline import DiagnoseOptions
 from agentpost.scvd.protocol import Truncation
+from agentpost.train.securevibe_train import SecureVibeTrainConfig
+from agentpost.train.trl_sft import SFTDefaults
 
 NAN = float("nan")
 BAD = [

@@ -54,7 +54,10 @@ MOVED: dict[str, str] = {
     "agentpost.train.sft_io": "agentpost.sft.io",
 }
 # Packages that are gone: importing one warns; its submodules are the entries above.
-OLD_PACKAGES = {"agentpost.verification": "agentpost.scvd", "agentpost.efficiency": "agentpost.hero"}
+OLD_PACKAGES = {
+    "agentpost.verification": "agentpost.scvd",
+    "agentpost.efficiency": "agentpost.hero",
+}
 # Old module → {name: the module it lives in now} for names that left with another room.
 SPLIT: dict[str, dict[str, str]] = {
     "agentpost.verification.snapshots": {

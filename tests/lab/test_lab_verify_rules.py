@@ -10,8 +10,8 @@ from agentpost.lab.scvd_lab import ftd_row, sc_row
 from agentpost.lab.tasks import write_family
 from agentpost.lab.verify_rules import annotate_commands, reads, record, writes
 from agentpost.sandbox.registry import get_backend
-from agentpost.tasks.loader import load_suite
 from agentpost.scvd.records import from_dicts
+from agentpost.tasks.loader import load_suite
 
 BACKEND = get_backend("bwrap")
 needs_bwrap = pytest.mark.skipif(not BACKEND.available(), reason="bubblewrap unavailable")

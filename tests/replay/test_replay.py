@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from agentpost.errors import InputError
+from agentpost.replay.run import parse_upto, plan, replay, replay_into
 from agentpost.tasks.evaluate import prepare, spec_for
 from agentpost.tasks.loader import bundled_suite_path, load_task
 from agentpost.trajectory.io import write_jsonl
 from agentpost.trajectory.model import Observation, Producer, ToolCall, Trajectory, Turn
-from agentpost.replay.run import parse_upto, plan, replay, replay_into
 
 
 def sh(command: str) -> ToolCall:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from agentpost.replay.edits import EditError, EditOp, apply_edit, parse_edit
+from agentpost.replay.run import replay, replay_into
 from agentpost.tasks.evaluate import prepare, spec_for
 from agentpost.tasks.loader import bundled_suite_path, load_task
 from agentpost.trajectory.model import Observation, Producer, ToolCall, Trajectory, Turn
-from agentpost.replay.edits import EditError, EditOp, apply_edit, parse_edit
-from agentpost.replay.run import replay, replay_into
 
 
 def test_parse_edit_across_scaffolds() -> None:

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from agentpost.replay.run import replay, replay_into
 from agentpost.tasks.evaluate import prepare, spec_for
 from agentpost.tasks.loader import load_task
 from agentpost.trajectory.importing import import_file
-from agentpost.replay.run import replay, replay_into
 
 HERE = Path(__file__).resolve().parent
 GOLDEN = HERE.parent / "data" / "trajectories" / "atif" / "harbor-golden"

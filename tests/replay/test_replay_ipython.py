@@ -9,12 +9,12 @@ from pathlib import Path
 
 from agentpost.agent.loopback import LoopbackServer
 from agentpost.judges.config import build_panel
+from agentpost.replay.run import replay
+from agentpost.scvd.pipeline import metric_record
+from agentpost.scvd.records import PanelDecision
 from agentpost.tasks.loader import load_task
 from agentpost.trajectory.importers._common import tool_call
 from agentpost.trajectory.model import Observation, Producer, Trajectory, Turn
-from agentpost.scvd.pipeline import metric_record
-from agentpost.scvd.records import PanelDecision
-from agentpost.replay.run import replay
 
 TASK = load_task(Path(__file__).resolve().parent / "fixtures" / "hello-world")
 

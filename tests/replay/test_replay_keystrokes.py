@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import time
 
+from agentpost.replay.run import replay, replay_into
+from agentpost.replay.tmux import keystroke_call, new_output
 from agentpost.tasks.evaluate import prepare, spec_for
 from agentpost.tasks.loader import bundled_suite_path, load_task
 from agentpost.trajectory.model import Observation, Producer, ToolCall, Trajectory, Turn
-from agentpost.replay.run import replay, replay_into
-from agentpost.replay.tmux import keystroke_call, new_output
 
 SOLUTION = (
     """awk '$1 >= "2024-03-01T10:00:00" && $1 <= "2024-03-01T11:00:00"' events.log > window.log\n"""

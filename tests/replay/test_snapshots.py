@@ -18,14 +18,14 @@ from agentpost.agent.loop import AgentLoop, LoopConfig
 from agentpost.agent.policies import write_and_run
 from agentpost.agent.scripted import ScriptedModel
 from agentpost.judges.config import DEFAULT_CONFIG, build_panel
+from agentpost.replay import snapshots
 from agentpost.sandbox import snapshot_store
 from agentpost.sandbox.registry import get_backend
+from agentpost.scvd.pipeline import DiagnoseOptions, diagnose
 from agentpost.tasks.evaluate import evaluate, prepare, spec_for
 from agentpost.tasks.loader import bundled_suite_path, load_task
 from agentpost.trajectory.io import read_jsonl, write_jsonl
 from agentpost.trajectory.model import Outcome
-from agentpost.replay import snapshots
-from agentpost.scvd.pipeline import DiagnoseOptions, diagnose
 
 BACKEND = get_backend("bwrap")
 pytestmark = pytest.mark.skipif(not BACKEND.available(), reason="bubblewrap unavailable")
@@ -151,10 +151,10 @@ def test_old_absolute_references_still_resolve(tmp_path):
 
 
 def test_scvd_collect_hands_off_from_the_recorded_snapshot(recorded, tmp_path):
-    from agentpost.store import Store
     from agentpost.scvd.distill.collect import CollectOptions, collect, replay_state
     from agentpost.scvd.distill.sources import snapshot_or_replay_state
     from agentpost.scvd.distill.teacher import make_teacher
+    from agentpost.store import Store
 
     traj = read_jsonl(recorded)[0]
     opts = CollectOptions(progress=False, concurrency=1,

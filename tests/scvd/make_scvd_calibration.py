@@ -18,9 +18,9 @@ from pathlib import Path
 
 import orjson
 
-from agentpost.trajectory.io import iter_jsonl
 from agentpost.scvd.examples import EDGE_CASES, edge_case, label
 from agentpost.scvd.heuristic import call_views
+from agentpost.trajectory.io import iter_jsonl
 
 TASKS = ("c-fix-build", "extract-emails", "tar-backup", "rename-spaces", "fix-pagination")
 OUT = Path(__file__).resolve().parents[2] / "src/agentpost/scvd/data/calibration.jsonl"

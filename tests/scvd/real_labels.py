@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agentpost.trajectory.importing import import_file
 from agentpost.scvd.calibrate_io import default_panel
 from agentpost.scvd.calibration import calibrate, judge_report
 from agentpost.scvd.examples import label
 from agentpost.scvd.heuristic import VARIANTS, annotate
 from agentpost.scvd.protocol import step_ids
 from agentpost.scvd.records import Annotation
+from agentpost.trajectory.importing import import_file
 
 HERE = Path(__file__).resolve().parent
 LABELS = HERE / "fixtures" / "real-labels" / "labels.jsonl"

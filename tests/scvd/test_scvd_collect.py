@@ -16,13 +16,13 @@ from agentpost.agent.run import Agent, Rollout, rollout_one
 from agentpost.agent.scripted import ScriptedModel
 from agentpost.errors import InfraError
 from agentpost.judges.config import DEFAULT_CONFIG, build_panel
+from agentpost.scvd.distill.collect import CollectOptions, collect, conversation
+from agentpost.scvd.distill.ftd import ftd
+from agentpost.scvd.distill.samples import BEGIN, G_VER
+from agentpost.scvd.distill.teacher import Teacher, make_teacher
+from agentpost.sft.rows import IGNORE, from_record, template_messages, tokenize_row
 from agentpost.store import Store
 from agentpost.tasks.loader import bundled_suite_path, load_suite
-from agentpost.sft.rows import IGNORE, from_record, template_messages, tokenize_row
-from agentpost.scvd.distill.collect import CollectOptions, collect, conversation
-from agentpost.scvd.distill.samples import BEGIN, G_VER
-from agentpost.scvd.distill.ftd import ftd
-from agentpost.scvd.distill.teacher import Teacher, make_teacher
 
 TASKS = {t.id: t for t in load_suite(bundled_suite_path("terminal"))}
 IDS = ["csv-to-json", "greet-cli"]

@@ -11,9 +11,9 @@ from typer.testing import CliRunner
 
 from agentpost import cli
 from agentpost.agent.loopback import LoopbackServer
-from agentpost.store import Store
-from agentpost.sft.rows import make_row
 from agentpost.sft.io import write_rows
+from agentpost.sft.rows import make_row
+from agentpost.store import Store
 
 
 def invoke(*args):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from agentpost.trajectory.model import Turn
 from agentpost.scvd.distill.samples import (
     BEGIN,
     END,
@@ -16,6 +15,7 @@ from agentpost.scvd.distill.samples import (
     training_sample,
 )
 from agentpost.scvd.examples import edge_case
+from agentpost.trajectory.model import Turn
 
 
 def test_prefix_ends_right_after_the_boundary_call() -> None:

@@ -3,10 +3,10 @@ trajectory each (shaped like the real logs in fixtures/real-labels, not copied f
 
 from __future__ import annotations
 
-from agentpost.trajectory.importers._common import tool_call
-from agentpost.trajectory.model import Observation, Producer, Trajectory, Turn
 from agentpost.scvd.heuristic import annotate
 from agentpost.scvd.shell import setup_install
+from agentpost.trajectory.importers._common import tool_call
+from agentpost.trajectory.model import Observation, Producer, Trajectory, Turn
 
 
 def traj(*steps) -> Trajectory:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agentpost.sft.rows import make_row
 from agentpost.scvd.distill.matching import match
+from agentpost.sft.rows import make_row
 
 
 def rows(spec: dict[str, int], source: str):

@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from agentpost.tasks.loader import load_task
-from agentpost.trajectory.importing import import_file
-from agentpost.trajectory.model import Observation, ToolCall, Turn
+from agentpost.replay.run import plan
 from agentpost.scvd import heuristic
 from agentpost.scvd.distill.samples import student_prefix, to_messages
 from agentpost.scvd.protocol import call_outputs, render
-from agentpost.replay.run import plan
+from agentpost.tasks.loader import load_task
+from agentpost.trajectory.importing import import_file
+from agentpost.trajectory.model import Observation, ToolCall, Turn
 
 HERE = Path(__file__).resolve().parent
 GOLDEN = HERE.parent / "data" / "trajectories" / "atif" / "harbor-golden"
@@ -89,8 +89,8 @@ def test_judge_view_heuristic_replay_and_distill_agree(tmp_path):
 
 
 def test_the_handoff_observation_is_the_replayed_screen(tmux_backend, tmp_path):
-    from agentpost.tasks.evaluate import prepare, spec_for
     from agentpost.scvd.distill.collect import CollectOptions, handoff_messages, replay_state
+    from agentpost.tasks.evaluate import prepare, spec_for
 
     traj, _ = merged(tmp_path)
     task = load_task(TASK)

@@ -17,13 +17,13 @@ import pytest
 
 from agentpost.agent.loopback import LoopbackServer
 from agentpost.judges.config import DEFAULT_CONFIG, build_panel
-from agentpost.store import Store
-from agentpost.tasks.loader import bundled_suite_path, load_suite
-from agentpost.trajectory.io import read_jsonl, write_jsonl
 from agentpost.scvd import heuristic
 from agentpost.scvd.calibrate_io import calibrate_files
 from agentpost.scvd.examples import EDGE_CASES, edge_case
 from agentpost.scvd.pipeline import DiagnoseOptions, diagnose
+from agentpost.store import Store
+from agentpost.tasks.loader import bundled_suite_path, load_suite
+from agentpost.trajectory.io import read_jsonl, write_jsonl
 
 CASES = [edge_case(n) for n in EDGE_CASES]
 LABELS = {t.id: lab for t, lab in CASES}

@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-from agentpost.trajectory.model import Observation, Producer, ToolCall, Trajectory, Turn
 from agentpost.scvd.protocol import (
     SYSTEM_PROMPT,
     AnnotationError,
@@ -17,6 +16,7 @@ from agentpost.scvd.protocol import (
     render,
 )
 from agentpost.scvd.records import FIELDS
+from agentpost.trajectory.model import Observation, Producer, ToolCall, Trajectory, Turn
 
 P = Producer(name="test", version="0")
 

@@ -15,9 +15,7 @@ from real_labels import DATA, load, measure
 from agentpost.scvd.heuristic import HEURISTIC_VERSION
 from agentpost.scvd.protocol import consistency_errors
 
-STORED = (
-    Path(__file__).resolve().parents[2] / "src/agentpost/scvd/data/real-calibration.json"
-)
+STORED = Path(__file__).resolve().parents[2] / "src/agentpost/scvd/data/real-calibration.json"
 
 
 @pytest.fixture(scope="module")

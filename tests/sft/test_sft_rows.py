@@ -11,6 +11,13 @@ pytest.importorskip("transformers")
 from chat_tokenizer import FORGETFUL, chat_tokenizer  # noqa: E402
 
 from agentpost.errors import InputError  # noqa: E402
+from agentpost.sft.io import (  # noqa: E402
+    read_rows,
+    to_hf_dataset,
+    tokenized_dataset,
+    write_rows,
+    write_verl,
+)
 from agentpost.sft.rows import (  # noqa: E402
     IGNORE,
     RowDropped,
@@ -20,13 +27,6 @@ from agentpost.sft.rows import (  # noqa: E402
     template_messages,
     tokenize_row,
     tokenize_rows,
-)
-from agentpost.sft.io import (  # noqa: E402
-    read_rows,
-    to_hf_dataset,
-    tokenized_dataset,
-    write_rows,
-    write_verl,
 )
 
 

@@ -36,7 +36,6 @@ def test_a_killed_worker_costs_speed_not_output(monkeypatch):
     import multiprocessing
     import os
     import signal
-
     from functools import partial
 
     from agentpost.trajectory import import_workers, importing

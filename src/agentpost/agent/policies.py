@@ -34,8 +34,8 @@ from agentpost.agent.formats import get_format
 from agentpost.agent.run import Agent
 from agentpost.agent.scripted import ScriptedModel
 from agentpost.components import resolve
-from agentpost.hero.behaviours import command_is_read_only
 from agentpost.errors import InputError
+from agentpost.hero.behaviours import command_is_read_only
 from agentpost.tasks.model import Task
 
 WASTE_TURNS = 16  # read-only turns after exploring: past HERO's over-exploration run of 15

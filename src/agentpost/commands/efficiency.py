@@ -17,8 +17,8 @@ from pathlib import Path
 import typer
 
 from agentpost.commands._options import config, price_option, prices
-from agentpost.hero.config import ABLATIONS
 from agentpost.errors import InputError
+from agentpost.hero.config import ABLATIONS
 
 # b.11 variants as the spec spells them ("no-HPO", "random-20%"); underscores work too
 ABLATION_NAMES = [k.replace("_", "-") + ("%" if k.endswith("_20") else "") for k in ABLATIONS]

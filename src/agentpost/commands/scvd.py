@@ -137,8 +137,8 @@ def diagnose_cmd(
 ) -> None:
     """Annotate (3 judges), vote, replay each candidate, and compute the SCVD metrics."""
     from agentpost.judges.config import build_panel, load_config
-    from agentpost.tasks.loader import load_suite
     from agentpost.scvd.pipeline import DiagnoseOptions, diagnose
+    from agentpost.tasks.loader import load_suite
 
     opts = config(DiagnoseOptions, {"ica_population": "--ica-population", "n_boot": "--n-boot",
                                     "replay_concurrency": "--replay-concurrency"},

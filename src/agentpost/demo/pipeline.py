@@ -32,7 +32,6 @@ from __future__ import annotations
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +41,7 @@ from agentpost.demo.files import write_json
 from agentpost.demo.model import Demo, PartialStage, Progress
 from agentpost.documents.formats import fmt, producer
 from agentpost.errors import InputError
+
 
 def _guard(name: str, fn: Callable[[], Any], log: dict, progress: Progress) -> Any:
     """Run one stage; a failure is recorded (never hidden) and the demo goes on."""

@@ -18,9 +18,9 @@ from agentpost.demo.model import Demo
 def stage_diagnose(d: Demo, trajs_path: Path) -> None:
     """``agentpost diagnose``'s function over the imported trajectories, default offline panel."""
     from agentpost.judges.config import build_panel, load_config
+    from agentpost.scvd.pipeline import DiagnoseOptions, diagnose
     from agentpost.tasks.loader import bundled_suite_path, load_suite
     from agentpost.trajectory.io import read_jsonl
-    from agentpost.scvd.pipeline import DiagnoseOptions, diagnose
 
     trajs = read_jsonl(trajs_path)
     panel = build_panel(load_config(None), "default judge config")

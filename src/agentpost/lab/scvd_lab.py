@@ -41,8 +41,8 @@ from agentpost.lab.stages import PolicyConfig, corpus, family, sft_policy
 from agentpost.lab.transcript import SUBMIT, messages
 from agentpost.lab.verify_rules import record, replay_to_candidate
 from agentpost.sandbox.base import Backend
-from agentpost.tasks.model import Task
 from agentpost.sft.rows import SFTRow, make_row
+from agentpost.tasks.model import Task
 
 FORMAT = fmt("agentpost.lab-scvd")
 CAVEAT = ("Micro scale: a ~1M-parameter student trained from scratch on procedural tasks and a "

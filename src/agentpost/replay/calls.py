@@ -15,12 +15,12 @@ import posixpath
 import re
 from dataclasses import asdict
 
-from agentpost.sandbox.base import Sandbox
-from agentpost.tasks.model import Task
-from agentpost.trajectory.model import Observation
 from agentpost.replay import edits
 from agentpost.replay.model import CallRecord, PlannedCall
 from agentpost.replay.tmux import keystroke_call, new_output, send_keystrokes
+from agentpost.sandbox.base import Sandbox
+from agentpost.tasks.model import Task
+from agentpost.trajectory.model import Observation
 
 TEXT_CHARS = 4000
 _CWD_FILE, _ENV_FILE = "/tmp/.agentpost-cwd", "/tmp/.agentpost-env"

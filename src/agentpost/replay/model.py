@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from agentpost.trajectory.model import Observation, ToolCall
 from agentpost.replay.fidelity import CallFidelity
+from agentpost.trajectory.model import Observation, ToolCall
 
 FORMAT = "agentpost.replay/1"
 

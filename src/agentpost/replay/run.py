@@ -35,12 +35,7 @@ import time
 from typing import Any
 
 from agentpost.errors import InputError
-from agentpost.sandbox.base import Backend, Sandbox
-from agentpost.tasks.evaluate import evaluate, prepare, spec_for
-from agentpost.tasks.model import Task
-from agentpost.trajectory.model import Observation, Trajectory, Turn
 from agentpost.replay import fidelity
-from agentpost.trajectory.calls import call_outputs
 from agentpost.replay.calls import Replayer
 from agentpost.replay.model import (
     CallRecord,
@@ -48,6 +43,11 @@ from agentpost.replay.model import (
     ReplayLog,
     ReplayResult,
 )
+from agentpost.sandbox.base import Backend, Sandbox
+from agentpost.tasks.evaluate import evaluate, prepare, spec_for
+from agentpost.tasks.model import Task
+from agentpost.trajectory.calls import call_outputs
+from agentpost.trajectory.model import Observation, Trajectory, Turn
 
 
 def parse_upto(text: str) -> tuple[int, int]:

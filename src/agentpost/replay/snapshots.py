@@ -29,13 +29,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from agentpost.replay.model import ReplayResult
 from agentpost.sandbox import snapshot_store
 from agentpost.sandbox.base import Backend, Sandbox
 from agentpost.sandbox.hostfs import unarchive
 from agentpost.tasks.evaluate import evaluate, prepare, spec_for
 from agentpost.tasks.model import Task
 from agentpost.trajectory.model import Trajectory
-from agentpost.replay.model import ReplayResult
 
 VERIFIER_DIRS = ("/tests", "/solution")
 VERIFIER_SUBDIRS = ("logs/verifier",)

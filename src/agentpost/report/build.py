@@ -13,16 +13,13 @@ Layer: io.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import partial
 from html import escape
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from agentpost import __version__ as VERSION
-from agentpost.documents.formats import kind_of, producer
+from agentpost.documents.formats import producer
 from agentpost.documents.write import atomic_write
 from agentpost.errors import InputError
 from agentpost.report import (
@@ -39,7 +36,7 @@ from agentpost.report import (
 from agentpost.report.html import Section, cell, note, page, producer_line, table
 from agentpost.report.palette import agent_colors
 from agentpost.report.scan import KINDS, Found, classify_json, scan  # noqa: F401 (classify_json: its old home, until 0.3)
-from agentpost.trajectory.io import read_jsonl, read_regular
+
 
 def _one(found: Found, kind: str) -> tuple[str, Any] | None:
     return found.files[kind][0] if found.files[kind] else None

@@ -25,13 +25,13 @@ import orjson
 
 from agentpost.errors import InputError
 from agentpost.judges.config import DEFAULT_CONFIG
-from agentpost.trajectory.io import validate
-from agentpost.trajectory.model import Trajectory
 from agentpost.scvd import heuristic
 from agentpost.scvd.calibration import calibrate, judge_report
 from agentpost.scvd.panel import decision_annotation, vote
 from agentpost.scvd.protocol import AnnotationError, parse_annotation
 from agentpost.scvd.records import FIELDS, Annotation, PanelDecision
+from agentpost.trajectory.io import validate
+from agentpost.trajectory.model import Trajectory
 
 DATA = Path(__file__).resolve().parent / "data"
 BUNDLED_LABELS = DATA / "calibration.jsonl"

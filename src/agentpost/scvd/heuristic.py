@@ -47,10 +47,10 @@ import json
 import re
 from dataclasses import dataclass
 
-from agentpost.trajectory.model import Observation, ToolCall, Trajectory
 from agentpost.scvd import shell
 from agentpost.scvd.protocol import _observation_for, step_ids
 from agentpost.scvd.records import Annotation
+from agentpost.trajectory.model import Observation, ToolCall, Trajectory
 
 VARIANTS = ("broad", "artifact", "run")
 _EDITOR = ("view", "create", "str_replace", "insert", "undo_edit")  # str_replace_editor commands

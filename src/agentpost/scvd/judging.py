@@ -23,10 +23,10 @@ from typing import Any
 from agentpost.errors import InputError
 from agentpost.judges.ask import MAX_REASKS, ask_judge, fill_seats
 from agentpost.judges.base import HeuristicSeat, Judge, JudgeReply
-from agentpost.trajectory.model import Trajectory
 from agentpost.scvd import heuristic
 from agentpost.scvd.protocol import Truncation, build_messages, check_answer, reask_message
 from agentpost.scvd.records import JudgeResult
+from agentpost.trajectory.model import Trajectory
 
 
 class HeuristicJudge:

@@ -34,12 +34,8 @@ from agentpost.config_checks import at_least, check, one_of
 from agentpost.documents.formats import producer
 from agentpost.judges.ask import MAX_REASKS
 from agentpost.judges.config import HEURISTIC_CAVEAT, Panel
-from agentpost.store import Store, key
-from agentpost.tasks.model import Task
-from agentpost.trajectory.io import dumps
-from agentpost.trajectory.model import Trajectory
-from agentpost.scvd import metrics as M
 from agentpost.replay import snapshots
+from agentpost.scvd import metrics as M
 from agentpost.scvd.judging import annotate_one, scvd_judges
 from agentpost.scvd.panel import agreement_stats, vote
 from agentpost.scvd.protocol import PROMPT_VERSION, Truncation
@@ -50,6 +46,10 @@ from agentpost.scvd.records import (
     MetricRecord,
     PanelDecision,
 )
+from agentpost.store import Store, key
+from agentpost.tasks.model import Task
+from agentpost.trajectory.io import dumps
+from agentpost.trajectory.model import Trajectory
 
 CACHED_JUDGE = ("valid", "abstained")
 CACHED_REPLAY = ("ok", "unfaithful", "replay_failed", "evaluator_invalid", "timeout")

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentpost.config_checks import at_least, check
+from agentpost.scvd.records import BOUNDARY_TYPES, FIELDS, OUTCOMES, Annotation
 from agentpost.trajectory.calls import call_outputs, step_ids
 from agentpost.trajectory.model import Observation, Trajectory, Turn
-from agentpost.scvd.records import BOUNDARY_TYPES, FIELDS, OUTCOMES, Annotation
 
 PROMPT_VERSION = "scvd-annotate/1"
 

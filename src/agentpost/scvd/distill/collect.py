@@ -48,12 +48,8 @@ from agentpost.agent.formats import ToolCallsFormat
 from agentpost.agent.loop import AgentLoop, LoopConfig, truncate
 from agentpost.config_checks import at_least, check, one_of, positive
 from agentpost.errors import InfraError
+from agentpost.replay.run import replay_into
 from agentpost.sandbox.base import Sandbox
-from agentpost.store import Store, key
-from agentpost.tasks.evaluate import evaluate, prepare, spec_for
-from agentpost.tasks.model import Task
-from agentpost.sft.rows import SFTRow, make_row, to_record
-from agentpost.trajectory.model import Trajectory
 from agentpost.scvd.distill.samples import (
     GVER_VERSION,
     insert_g_ver,
@@ -61,6 +57,7 @@ from agentpost.scvd.distill.samples import (
     student_prefix,
     to_messages,
 )
+from agentpost.scvd.distill.teacher import Teacher
 from agentpost.scvd.panel import vote
 from agentpost.scvd.pipeline import (
     DiagnoseOptions,
@@ -69,10 +66,13 @@ from agentpost.scvd.pipeline import (
     task_hash,
     traj_hash,
 )
-from agentpost.trajectory.calls import step_ids
 from agentpost.scvd.records import PanelDecision
-from agentpost.replay.run import replay_into
-from agentpost.scvd.distill.teacher import Teacher
+from agentpost.sft.rows import SFTRow, make_row, to_record
+from agentpost.store import Store, key
+from agentpost.tasks.evaluate import evaluate, prepare, spec_for
+from agentpost.tasks.model import Task
+from agentpost.trajectory.calls import step_ids
+from agentpost.trajectory.model import Trajectory
 
 CACHED = {"kept", "no_candidate", "task_missing", "replay_failed", "unfaithful", "teacher_error",
           "teacher_unfinished", "evaluator_invalid", "teacher_failed"}  # fmt: skip

@@ -12,9 +12,9 @@ from typing import Any
 
 from agentpost.documents.formats import fmt
 from agentpost.documents.write import write_json
-from agentpost.sft.rows import from_record
-from agentpost.sft.io import write_rows
 from agentpost.scvd.distill.teacher import Teacher
+from agentpost.sft.io import write_rows
+from agentpost.sft.rows import from_record
 
 FORMAT = fmt("agentpost.scvd.collect")
 

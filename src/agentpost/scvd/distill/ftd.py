@@ -18,9 +18,6 @@ from typing import Any
 
 from agentpost.agent.loop import LoopConfig
 from agentpost.agent.run import Agent, Rollout, rollout_one
-from agentpost.store import Store, key
-from agentpost.tasks.model import Task
-from agentpost.sft.rows import make_row, to_record
 from agentpost.scvd.distill.collect import (
     CACHED,
     CollectOptions,
@@ -28,8 +25,11 @@ from agentpost.scvd.distill.collect import (
     conversation,
     with_retries,
 )
-from agentpost.scvd.pipeline import _Progress, task_hash
 from agentpost.scvd.distill.teacher import Teacher
+from agentpost.scvd.pipeline import _Progress, task_hash
+from agentpost.sft.rows import make_row, to_record
+from agentpost.store import Store, key
+from agentpost.tasks.model import Task
 
 _EXIT = {"budget_exceeded": "budget_exceeded", "model_error": "teacher_error"}
 

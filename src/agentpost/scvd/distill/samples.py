@@ -24,8 +24,8 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from agentpost.trajectory.model import Trajectory, Turn
 from agentpost.trajectory.calls import call_outputs, step_ids
+from agentpost.trajectory.model import Trajectory, Turn
 
 GVER_VERSION = "g_ver/1"
 BEGIN = f"\n\n<<<agentpost {GVER_VERSION}: verification hand-off>>>\n"

@@ -40,8 +40,8 @@ from agentpost.security.recipes.filters import (
 )
 from agentpost.security.recipes.formats import TASK_TYPES, build_prompt
 from agentpost.security.recipes.mixtures import RECIPES, mix_recipes
-from agentpost.store import Store
 from agentpost.sft.rows import SFTRow
+from agentpost.store import Store
 
 FORMAT = fmt("agentpost.security.suite-build")
 
