@@ -40,7 +40,7 @@ from agentpost.sandbox.images import base_tag, build, ensure_base, image_exists
 from agentpost.tasks.swebench import harness, history
 from agentpost.tasks.swebench.instance import Instance
 
-RECIPE_VERSION = "1"
+RECIPE_VERSION = "2"
 VENV = f"/opt/miniconda3/envs/{harness.ENV_NAME}"
 STATE = "/opt/agentpost/swebench"
 SETUP_COMMIT = f"{STATE}/setup_commit"
@@ -111,7 +111,9 @@ def build_requires(repo: Path) -> list[str]:
 
 def install_script(inst: Instance, spec: dict[str, Any], requires: list[str]) -> str:
     lines = ["#!/bin/bash", "set -euxo pipefail", f"chmod -R 777 {harness.REPO_DIR}",
-             f"cd {harness.REPO_DIR}", *harness.install_lines(inst, spec),
+             f"cd {harness.REPO_DIR}",
+             # as the harness's clone steps: the reset after the chmod puts file modes back
+             f"git reset --hard {inst.base_commit}", *harness.install_lines(inst, spec),
              f"git -C {harness.REPO_DIR} rev-parse HEAD > {SETUP_COMMIT}",
              f"git -C {harness.REPO_DIR} ls-files --others --exclude-standard --directory > {BUILT}",
              f"python -m pip download -q -d {WHEELS} {' '.join(shlex.quote(r) for r in requires)}"
