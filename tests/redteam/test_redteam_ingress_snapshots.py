@@ -30,7 +30,8 @@ from agentpost.sandbox.registry import get_backend
 from agentpost.tasks.evaluate import evaluate, prepare, spec_for
 from agentpost.tasks.loader import bundled_suite_path, load_task
 from agentpost.trajectory.io import read_jsonl, write_jsonl
-from agentpost.verification import snapshots
+from agentpost.replay import snapshots
+from agentpost.scvd.distill.sources import snapshot_or_replay_state
 
 BACKEND = get_backend("bwrap")
 pytestmark = pytest.mark.skipif(not BACKEND.available(), reason="bubblewrap unavailable")
@@ -148,12 +149,12 @@ def _cve_2025_4517(path: Path, host: Path) -> Path:
 def _consume(consumer: str, traj, run: Path, upto: tuple[int, int]) -> dict:
     if consumer == "diagnose":
         return snapshots.candidate_result(traj, TASK, upto, BACKEND, run)
-    from agentpost.verification.collect import CollectOptions
+    from agentpost.scvd.distill.collect import CollectOptions
 
     opts = CollectOptions(progress=False, concurrency=1, snapshot_roots={traj.id: str(run)})
     with BACKEND.create(spec_for(TASK)) as sb:
         prepare(TASK, sb)
-        state = snapshots.snapshot_or_replay_state(traj, TASK, upto, sb, opts)
+        state = snapshot_or_replay_state(traj, TASK, upto, sb, opts)
         res = evaluate(TASK, sb)
     return {"status": state.status, "source": state.source, "resolved": res.resolved}
 
