@@ -26,12 +26,12 @@ from host_canaries import HostCanaries
 from agentpost.agent.loop import AgentLoop, LoopConfig
 from agentpost.agent.policies import write_and_run
 from agentpost.agent.scripted import ScriptedModel
+from agentpost.replay import snapshots
 from agentpost.sandbox.registry import get_backend
+from agentpost.scvd.distill.sources import snapshot_or_replay_state
 from agentpost.tasks.evaluate import evaluate, prepare, spec_for
 from agentpost.tasks.loader import bundled_suite_path, load_task
 from agentpost.trajectory.io import read_jsonl, write_jsonl
-from agentpost.replay import snapshots
-from agentpost.scvd.distill.sources import snapshot_or_replay_state
 
 BACKEND = get_backend("bwrap")
 pytestmark = pytest.mark.skipif(not BACKEND.available(), reason="bubblewrap unavailable")
