@@ -120,6 +120,22 @@ def split_target(target: str) -> tuple[str, list[str]]:
     return head, [e for e in extra if e]
 
 
+def stage_images(text: str) -> list[str]:
+    """The images a Dockerfile's ``FROM`` lines name (earlier stages left out)."""
+    stages: set[str] = set()
+    out = []
+    for line in text.splitlines():
+        m = _FROM.match(line)
+        if m:
+            image, rest = m.group(3), m.group(4)
+            if image.lower() not in stages:
+                out.append(image)
+            alias = re.search(r"\bAS\s+(\S+)", rest, re.I)
+            if alias:
+                stages.add(alias.group(1).lower())
+    return out
+
+
 def is_base(name: str) -> bool:
     """Whether a table target names a local base (``python``, ``build@trixie``), not an image."""
     return bool(_BASE_NAME.match(name))

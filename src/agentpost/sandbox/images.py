@@ -270,6 +270,26 @@ def load_from_table(path: str | Path | None = None) -> dict[str, str]:
     return {**table, **{k: v for k, v in FROM_TABLE.items() if k not in table}}
 
 
+def table_rows(rows: list[tuple[str, str]]) -> list[dict]:
+    """Each (pattern, target) with what it means: the base, its Debian release and Python, the
+    instructions added after the FROM (None base: an unsupported pattern or a local image)."""
+    from agentpost.sandbox.dockerfile import is_base, split_target
+
+    out = []
+    for pattern, target in rows:
+        name, extra = split_target(target)
+        row = {"pattern": pattern, "target": target, "base": None, "release": None}
+        row |= {"python": None, "extra": extra}
+        if is_base(name):
+            kind, suite = parse_base(name)
+            row |= {"base": name, "release": suite, "python": SUITES[suite]}
+        elif not target.startswith(UNSUPPORTED):
+            row["base"] = name  # a local image tag the override names
+        out.append(row)
+    return out
+
+
 def describe_table(table: dict[str, str]) -> list[tuple[str, str]]:
-    """(pattern, target) rows, unsupported ones last, for ``agentpost images table``."""
-    return sorted(table.items(), key=lambda kv: (kv[1].startswith(UNSUPPORTED), kv[0]))
+    """(pattern, target) rows in the order they are tried (the first match wins), for
+    ``agentpost images table``."""
+    return list(table.items())

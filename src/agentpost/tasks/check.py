@@ -107,6 +107,10 @@ def check_task(task: Task, backend: Backend) -> dict[str, Any]:
             )
     if errors:
         row["errors"] = errors
+    if getattr(backend, "name", None) == "docker":  # what its image cannot serve offline
+        from agentpost.tasks.images import unservable
+
+        row["unservable"] = unservable(task, backend)
     return row
 
 

@@ -29,7 +29,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from agentpost.errors import InfraError
+from agentpost.errors import InfraError, InputError
 from agentpost.sandbox.base import Service
 from agentpost.sandbox.dockerfile import DockerfileError, is_base, rewrite
 from agentpost.sandbox.images import base_tag, build, ensure_base, image_exists, load_from_table
@@ -89,6 +89,28 @@ def install_texts(task: Task) -> dict[str, str]:
             _texts_under(s.solution_script.parent, out, root)
     for p in (task.run_tests_script, *task.wrong_solutions):
         _texts_under(p, out, root)
+    return out
+
+
+def task_froms(task: Task, table: dict[str, str] | None = None) -> list[dict]:
+    """Each FROM of the task's Dockerfile (and its services') and where it maps, or why not."""
+    from agentpost.sandbox.dockerfile import map_from, stage_images
+
+    table = table if table is not None else load_from_table()
+    out = []
+    files = [task.dockerfile] if task.dockerfile else []
+    path = compose_file(task.path, task.environment_dir)
+    if path is not None:
+        try:
+            files += [s.dockerfile for s in read_services(path, task.path) if s.dockerfile]
+        except InputError as e:
+            out.append({"image": str(path.name), "target": f"unreadable: {e}"})
+    for f in files:
+        for image in stage_images(f.read_text(encoding="utf-8", errors="replace")):
+            try:
+                out.append({"image": image, "target": map_from(image, table)})
+            except DockerfileError as e:
+                out.append({"image": image, "target": f"unsupported: {e}"})
     return out
 
 
@@ -275,3 +297,23 @@ def container_spec(task: Task, backend) -> dict:
         lim = replace(lim, disk_bytes=task.storage_mb << 20)
     out["limits"] = lim
     return out
+
+
+_REPORTS: dict[str, dict | None] = {}
+
+
+def unservable(task: Task, backend) -> list[dict]:
+    """What the task's image cannot serve at run time ({what, why}: an apt pin, a package Debian
+    lacks, a wheel PyPI has not for that Python), with the notes its scripts gave (installs
+    from a URL or another index); empty when its image is not built (yet) or has no report."""
+    if task.dockerfile is None:
+        return []
+    try:
+        tag = image_tag(task, task_dockerfile(task)[0])
+    except (DockerfileError, OSError):
+        return []
+    if tag not in _REPORTS:
+        _REPORTS[tag] = provision_report(backend, tag) if image_exists(backend, tag) else None
+    report = _REPORTS[tag] or {}
+    notes = [{"what": "note", "why": n} for n in report.get("notes", [])]
+    return list(report.get("unservable", [])) + notes
