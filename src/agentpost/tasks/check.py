@@ -111,6 +111,8 @@ def check_task(task: Task, backend: Backend) -> dict[str, Any]:
         from agentpost.tasks.images import unservable
 
         row["unservable"] = unservable(task, backend)
+    if task.metadata.get("deviations"):  # a SWE-bench instance's departures from the harness
+        row["deviations"] = list(task.metadata["deviations"])
     return row
 
 

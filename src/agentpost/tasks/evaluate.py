@@ -154,7 +154,12 @@ def run_script(
 
 def evaluate(task: Task, sandbox: Sandbox, step: int | None = None) -> EvalResult:
     """Grade the sandbox's current state with the task's evaluator (a multi-step task: with
-    step ``step``'s tests; its last step when ``step`` is None)."""
+    step ``step``'s tests; its last step when ``step`` is None). A SWE-bench task is graded
+    like the harness (``tasks.swebench.grade``)."""
+    if task.format == "swebench":
+        from agentpost.tasks.swebench.grade import evaluate_instance
+
+        return evaluate_instance(task, sandbox)
     if task.steps:
         i = len(task.steps) - 1 if step is None else step
         st = task.steps[i]
