@@ -29,6 +29,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from agentpost.components import resolve
 from agentpost.errors import InfraError, InputError
 from agentpost.sandbox.base import Service
 from agentpost.sandbox.dockerfile import DockerfileError, is_base, rewrite
@@ -146,14 +147,17 @@ def image_tag(task: Task, dockerfile: str) -> str:
     return f"agentpost-task-{_safe_name(task.id)}:{h.hexdigest()[:12]}"
 
 
+# Task families with their own images: format → "module:function(task, backend, log) -> tag" (a
+# string resolved at run time, so this module imports no family and a family may use it).
+FAMILY_IMAGES = {"swebench": "agentpost.tasks.swebench.build:ensure_task_image"}
+
+
 def ensure_image(task: Task, backend, log=None) -> str | None:
     """The task's image tag, built unless it exists; None when the task has no Dockerfile (the
     backend's default image is used). A Dockerfile that cannot be built offline, or a failed
     build, raises ``InfraError`` naming the task and the reason."""
-    if task.format == "swebench":
-        from agentpost.tasks.swebench.build import ensure_task_image
-
-        return ensure_task_image(task, backend, log)
+    if task.format in FAMILY_IMAGES:
+        return resolve(FAMILY_IMAGES, task.format, "task image builder")(task, backend, log)
     if task.dockerfile is None:
         return None
     try:
@@ -276,12 +280,19 @@ def container_spec(task: Task, backend) -> dict:
     image (built once), its ``WORKDIR`` as the work directory unless the task names one (no
     ``WORKDIR``: ``/``), its ``USER`` as the agent's unless ``[agent].user`` names one, a
     writable root of its own, and ``[environment]`` ``cpus``, ``memory`` and ``storage`` as the
-    sandbox's limits (unset: the defaults of ``Limits``)."""
+    sandbox's limits (unset: the defaults of ``Limits``). A task family with its own images
+    (``FAMILY_IMAGES``) keeps its container as it is: its image and limits only."""
     from dataclasses import replace
 
     from agentpost.sandbox.base import Limits
 
     tag = ensure_image(task, backend)
+    if task.format in FAMILY_IMAGES:  # a family keeps its own container (SWE-bench's)
+        out = {"image": tag}
+        if task.cpus or task.memory_mb:
+            mem = {"memory_bytes": task.memory_mb << 20} if task.memory_mb else {}
+            out["limits"] = Limits(cpus=task.cpus, **mem)
+        return out
     if tag is None:
         return {"image": None}
     cfg = image_config(backend, tag)
