@@ -73,7 +73,9 @@ def image_size(docker, tag: str) -> int:
 
 def base_of(docker, tag: str) -> str | None:
     """The local base a task image was built on (the newest agentpost-base in its history)."""
-    hist = docker.cli("history", "--no-trunc", "--format", "{{.ID}}", tag, timeout_s=60, check=False)
+    hist = docker.cli(
+        "history", "--no-trunc", "--format", "{{.ID}}", tag, timeout_s=60, check=False
+    )
     ids = [i for i in hist.split() if i.startswith("sha256:")]
     bases = docker.cli(
         "images", "--no-trunc", "--format", "{{.ID}} {{.Repository}}:{{.Tag}}",
