@@ -120,12 +120,14 @@ def read_file(root_fd: int, key: str, *, limit: int, hardlinks: bool = True) -> 
         os.close(fd)
 
 
-def walk(root_fd: int, *, bounds: Bounds, skip: tuple[str, ...] = (),
-         prefix: str = "") -> Iterator[tuple[str, os.stat_result]]:  # fmt: skip
+def walk(root_fd: int, *, bounds: Bounds, skip: tuple[str, ...] = (), prefix: str = "",
+         max_depth: int | None = None) -> Iterator[tuple[str, os.stat_result]]:  # fmt: skip
     """(key, lstat) of every entry below ``root_fd``, depth first in name order, dirs before
-    their contents; directories named in ``skip`` are not entered or listed. Symlinks are
-    listed, never entered. More than ``bounds.max_entries`` entries is ``TooLarge``."""
+    their contents; directories named in ``skip`` are not entered or listed, nor are dirs at
+    ``max_depth`` (0: the root's own entries only) entered. Symlinks are listed, never entered.
+    More than ``bounds.max_entries`` entries is ``TooLarge``."""
     count = 0
+    base_depth = prefix.count("/") + 1 if prefix else 0
     stack: list[tuple[int, str]] = [(os.dup(root_fd), prefix)]
     try:
         while stack:
@@ -142,7 +144,8 @@ def walk(root_fd: int, *, bounds: Bounds, skip: tuple[str, ...] = (),
                         raise TooLarge(f"over {bounds.max_entries} entries")
                     key = f"{base}/{name}" if base else name
                     yield key, st
-                    if stat.S_ISDIR(st.st_mode):
+                    deep = max_depth is not None and key.count("/") - base_depth >= max_depth
+                    if stat.S_ISDIR(st.st_mode) and not deep:
                         subdirs.append((name, key))
                 for name, key in reversed(subdirs):
                     try:
