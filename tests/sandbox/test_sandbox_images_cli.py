@@ -33,9 +33,10 @@ def test_images_table_shows_overrides(tmp_path):
     assert "musl/apk, no Alpine mirror" in text
 
 
-def test_images_table_says_where_each_task_from_maps(tmp_path):
-    shutil.copytree(HARBOR / "hello-world", tmp_path / "hello-world")
-    shutil.copytree(HARBOR / "hello-world", tmp_path / "on-alpine")
+def test_images_table_says_where_each_task_from_maps(tmp_path, shared_data):
+    harbor = shared_data / "tasks" / "harbor-examples"
+    shutil.copytree(harbor / "hello-world", tmp_path / "hello-world")
+    shutil.copytree(harbor / "hello-world", tmp_path / "on-alpine")
     (tmp_path / "on-alpine" / "environment" / "Dockerfile").write_text("FROM alpine:3.19\n")
     doc = json.loads(_run("images", "table", "--json", "--suite", str(tmp_path)).stdout)
     assert doc["tasks"]["hello-world"] == [{"image": "ubuntu:24.04", "target": "python@trixie"}]
