@@ -227,3 +227,15 @@ def test_a_sparse_member_in_a_forged_archive_is_bounded(recorded, tmp_path):
     found = snapshots.candidate_result(traj, TASK, WRONG, BACKEND, run)
     assert found["source"] == "replay" and found["status"] not in ESCAPED, found
     assert "bytes" in found["snapshot_untrusted"]
+
+
+def test_a_planted_snapshots_link_in_a_shared_run_folder_is_not_written_through(tmp_path):
+    from agentpost.ingress.keys import LinkRefused
+
+    canaries = HostCanaries(tmp_path / "host")
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "snapshots").symlink_to(canaries.root)  # planted before `run --snapshots` resumes
+    with pytest.raises(LinkRefused):
+        _record(run)
+    assert canaries.untouched(), canaries.changes()
