@@ -194,7 +194,7 @@ def evaluate(task: Task, sandbox: Sandbox, step: int | None = None) -> EvalResul
 
 
 def _run_verifier(task: Task, sandbox: Sandbox) -> ExecResult:
-    isolate(sandbox, spec_for(task).writable_dirs, **_as_root(task))
+    isolate(sandbox, sandbox.spec.writable_dirs, **_as_root(task))  # the task's (spec_for)
     if task.tests_dir is not None and task.tests_dir.is_dir():
         sandbox.put_dir(str(task.tests_dir), "/tests")
     if task.format == "terminal-bench-1":
