@@ -80,12 +80,9 @@ class DockerSandbox:
         self.name = f"agentpost-{uuid.uuid4().hex[:12]}"
         self._lock = threading.Lock()  # execs on one sandbox are serialised
         self.executor: DockerServer | None = None
-        volumes = sorted({*spec.writable_dirs, "/tmp", "/root"})
         args = ["--name", self.name, "--label", f"{LABEL}={backend.owner}"]
-        args += ["--read-only", "--network", "none", "-w", spec.workdir, "--hostname", "sandbox"]
-        args += ["--tmpfs", "/run:size=1m", *self._limit_args()]
-        for path in volumes:
-            args += ["-v", path]
+        args += ["--read-only", *self._network_args(), "-w", spec.workdir]
+        args += ["--tmpfs", self._run_tmpfs(), *self._limit_args(), *self._volume_args()]
         for key, value in spec.env.items():
             args += ["-e", f"{key}={value}"]
         image = spec.image or DEFAULT_IMAGE
@@ -100,6 +97,35 @@ class DockerSandbox:
         except BaseException:
             self.close()
             raise
+
+    def _run_tmpfs(self) -> str:
+        return "/run:size=1m"
+
+    def _network_args(self) -> list[str]:
+        return ["--network", "none", "--hostname", "sandbox"]
+
+    def _volume_args(self) -> list[str]:
+        """A fresh anonymous volume for each writable dir, /tmp and the home."""
+        args = []
+        for path in sorted({*self.spec.writable_dirs, "/tmp", "/root"}):
+            args += ["-v", path]
+        return args
+
+    def verifier_sandbox(self):
+        """The tests' own container (``docker_verifier.py``); every process of this sandbox is
+        ended first but, with ``keep_processes``, the servers, which stay outside it."""
+        from agentpost.sandbox.docker_verifier import DockerVerifier
+
+        with self._lock:
+            if self.closed:
+                raise InfraError("verifier_sandbox on a closed sandbox")
+            kept = 0
+            server = self.executor.server if self.executor is not None else None
+            if server is not None and server.alive():
+                kept = server.prune() if self.spec.keep_processes else (server.sweep() or 0)
+            elif self.executor is None:
+                self._sweep()  # the fallback keeps no servers (a keeper container)
+        return DockerVerifier(self, kept)
 
     def _start_executor(self, args: list[str], image: str) -> None:
         """Start the container with the executor as its entrypoint; on an image without
@@ -194,6 +220,7 @@ class DockerSandbox:
         req = {"argv": cmd, "cwd": cwd or self.spec.workdir, "env": env}
         req["user"] = None if run_as in ("0", "root", "0:0") else run_as
         req["keep_home"] = "HOME" in env or "HOME" in self.spec.env
+        req["keep"] = self.spec.keep_processes
         lim = self.spec.limits
         try:
             return server.run(
