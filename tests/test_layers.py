@@ -55,7 +55,7 @@ FORBIDDEN = {
     "edges": set(),
 }
 # Imported lazily (inside a function) wherever they are used.
-HEAVY = {"torch", "trl", "verl", "ray", "transformers", "datasets", "accelerate"}
+HEAVY = {"torch", "trl", "verl", "ray", "transformers", "datasets", "accelerate", "swebench"}
 
 # Modules that are not part of the package proper: bundled task files run inside sandboxes.
 EXCLUDED_PARTS = {"suites"}

@@ -80,6 +80,7 @@ _ROWS = [
     Format("agentpost.lab-hero", 1, "hero_lab.json", "agentpost lab hero", "lab_hero"),
     Format("agentpost.lab-scvd", 1, "scvd_lab.json", "agentpost lab scvd", "lab_scvd"),
     Format("agentpost.tasks-check", 1, "(stdout)", "agentpost tasks check --json"),
+    Format("agentpost.swebench-gate", 1, "<cache>/gates/<image>.json", "agentpost tasks check"),
     Format("agentpost.compare", 1, "compare.json", "agentpost compare"),
     Format("agentpost.verdict", 1, "(inside the report)", "agentpost report | summary"),
     Format("agentpost.report", 1, "report.html", "agentpost report"),

@@ -107,6 +107,8 @@ def check_task(task: Task, backend: Backend) -> dict[str, Any]:
             )
     if errors:
         row["errors"] = errors
+    if task.metadata.get("deviations"):  # a SWE-bench instance's departures from the harness
+        row["deviations"] = list(task.metadata["deviations"])
     return row
 
 

@@ -164,10 +164,15 @@ def evaluate(
     task: Task, sandbox: Sandbox, step: int | None = None, *, control: bool = True
 ) -> EvalResult:
     """Grade the sandbox's current state with the task's evaluator (a multi-step task: with
-    step ``step``'s tests; its last step when ``step`` is None). Blame follows
-    ``outcome.classify``: an outcome that is not a clean verdict is the agent's 0 unless the
-    control (the oracle graded the same way, in a fresh sandbox of the same spec) fails too;
-    ``control=False`` never grades one (then it is the agent's 0)."""
+    step ``step``'s tests; its last step when ``step`` is None). A SWE-bench task is graded
+    like the harness (``tasks.swebench.grade``). Blame follows ``outcome.classify``: an outcome
+    that is not a clean verdict is the agent's 0 unless the control (the oracle graded the same
+    way, in a fresh sandbox of the same spec) fails too; ``control=False`` never grades one
+    (then it is the agent's 0)."""
+    if task.format == "swebench":
+        from agentpost.tasks.swebench.grade import evaluate_instance
+
+        return evaluate_instance(task, sandbox)
     i = (len(task.steps) - 1 if step is None else step) if task.steps else None
     graded = _at_step(task, i)
     obs, out, details = observe(graded, sandbox)

@@ -73,6 +73,10 @@ def ensure_image(task: Task, backend, log=None) -> str | None:
     """The task's image tag, built unless it exists; None when the task has no Dockerfile (the
     backend's default image is used). A Dockerfile that cannot be built offline, or a failed
     build, raises ``InfraError`` naming the task and the reason."""
+    if task.format == "swebench":
+        from agentpost.tasks.swebench.build import ensure_task_image
+
+        return ensure_task_image(task, backend, log)
     if task.dockerfile is None:
         return None
     try:

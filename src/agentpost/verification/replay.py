@@ -196,11 +196,20 @@ def replay(
             message=f"{type(e).__name__}: {e}",
             duration_s=time.monotonic() - t0,
         )
-    return _result(ev.status, log, t0, reward=ev.reward, resolved=ev.resolved, output=ev.output)
+    return _result(ev.status, log, t0, reward=ev.reward, resolved=ev.resolved, output=ev.output,
+                   evaluator=ev.details)  # fmt: skip
 
 
 def _result(
-    status: str, log: ReplayLog, t0: float, *, reward=None, resolved=None, output="", message=""
+    status: str,
+    log: ReplayLog,
+    t0: float,
+    *,
+    reward=None,
+    resolved=None,
+    output="",
+    message="",
+    evaluator: dict | None = None,
 ) -> ReplayResult:
     failed = None
     if log.failed is not None:
@@ -225,5 +234,7 @@ def _result(
         details={
             "timed_out_calls": [[c.step, c.call_index] for c in log.calls if c.timed_out],
             "unfaithful_calls": [[c.step, c.call_index] for c in log.unfaithful],
+            # what the evaluator said beyond the reward (SWE-bench: the candidate patch, report)
+            **({"evaluator": evaluator} if evaluator else {}),
         },  # fmt: skip
     )
