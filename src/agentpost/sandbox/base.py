@@ -143,9 +143,10 @@ class Sandbox(Protocol):
         """Copy a host directory's contents into a writable sandbox directory."""
         ...
 
-    def get(self, path: str) -> bytes:
+    def get(self, path: str, max_bytes: int | None = None) -> bytes:
         """Read a regular file from the sandbox (raises FileNotFoundError; PermissionError for a
-        path outside the writable directories, private /tmp and home, or a non-regular file)."""
+        path outside the writable directories, private /tmp and home, or a non-regular file;
+        ``ingress.keys.TooLarge`` past ``max_bytes``, apparent size)."""
         ...
 
     def snapshot(self, dest: str | None = None) -> Snapshot: ...

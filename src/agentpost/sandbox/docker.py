@@ -91,7 +91,8 @@ class DockerSandbox:
                 self._start_executor(args, image)
             if self.executor is None:
                 backend.cli("run", "-d", "--init", *args, image, *_KEEPER, timeout_s=300)
-            self.layout = VolumeLayout(backend, self.name, spec.writable_dirs)
+            self.layout = VolumeLayout(backend, self.name, spec.writable_dirs,
+                                       spec.limits.disk_bytes)  # fmt: skip
             self.fs = self.layout.fs
             self._root_exec("mkdir -p /logs/agent /logs/verifier && chmod 777 /logs/agent")
         except BaseException:
@@ -274,8 +275,8 @@ class DockerSandbox:
     def put_dir(self, host_dir: str, path: str) -> None:
         self.fs.write_tree(host_dir, path)
 
-    def get(self, path: str) -> bytes:
-        return self.fs.read(path)
+    def get(self, path: str, max_bytes: int | None = None) -> bytes:
+        return self.fs.read(path, max_bytes)
 
     def snapshot(self, dest: str | None = None) -> Snapshot:
         return Snapshot(path=self.layout.snapshot(dest), spec=self.spec)

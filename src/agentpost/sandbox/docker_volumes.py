@@ -18,11 +18,13 @@ import shutil
 import tempfile
 
 from agentpost.errors import InfraError
-from agentpost.sandbox.hostfs import MountTable, archive, unarchive
+from agentpost.sandbox.hostfs import MountTable, archive, bounds_for, unarchive
 
 
 class VolumeLayout:
-    def __init__(self, backend, container: str, writable_dirs: tuple[str, ...]):
+    def __init__(self, backend, container: str, writable_dirs: tuple[str, ...],
+                 disk_bytes: int | None = None):  # fmt: skip
+        self.bounds = bounds_for(disk_bytes)
         raw = backend.cli("inspect", "--format", "{{json .Mounts}}", container, timeout_s=60)
         volumes = [
             m for m in json.loads(raw or "[]") if m.get("Type") == "volume" and m.get("Source")
@@ -49,12 +51,16 @@ class VolumeLayout:
         if dest is None:
             fd, dest = tempfile.mkstemp(prefix="agentpost-snap-", suffix=".tar")
             os.close(fd)
-        archive(dest, self.mounts)
+        try:
+            archive(dest, self.mounts, self.bounds)
+        except BaseException:
+            os.unlink(dest)
+            raise
         return dest
 
     def restore(self, src: str) -> None:
         with tempfile.TemporaryDirectory(prefix="agentpost-restore-") as staging:
-            unarchive(src, staging, self.writable)
+            unarchive(src, staging, self.writable, self.bounds)
             for spath, host in self.mounts.items():
                 _empty(host)
                 staged = os.path.join(staging, spath.strip("/"))

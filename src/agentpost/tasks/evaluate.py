@@ -31,6 +31,7 @@ import threading
 from dataclasses import replace
 from pathlib import Path
 
+from agentpost.components import resolve
 from agentpost.errors import InfraError
 from agentpost.sandbox.base import ExecResult, Limits, Sandbox, SandboxSpec
 from agentpost.tasks.model import EvalResult, Task
@@ -60,6 +61,10 @@ JUNIT = "junit.xml"
 PYTEST_ADDOPTS = f"--junitxml=/logs/verifier/{JUNIT} -p no:cacheprovider"
 SETUP_SCRIPT = "agentpost-setup.sh"
 _NOT_COPIED = {"Dockerfile", SETUP_SCRIPT, ".dockerignore"}
+
+# Task families graded their own way: format → "module:function(task, sandbox) -> EvalResult". A
+# string resolved at run time, so this generic evaluator imports no family and a family may use it.
+FAMILY_EVALUATORS = {"swebench": "agentpost.tasks.swebench.grade:evaluate_instance"}
 
 
 def spec_for(
@@ -169,10 +174,8 @@ def evaluate(
     that is not a clean verdict is the agent's 0 unless the control (the oracle graded the same
     way, in a fresh sandbox of the same spec) fails too; ``control=False`` never grades one
     (then it is the agent's 0)."""
-    if task.format == "swebench":
-        from agentpost.tasks.swebench.grade import evaluate_instance
-
-        return evaluate_instance(task, sandbox)
+    if task.format in FAMILY_EVALUATORS:
+        return resolve(FAMILY_EVALUATORS, task.format, "task evaluator")(task, sandbox)
     i = (len(task.steps) - 1 if step is None else step) if task.steps else None
     graded = _at_step(task, i)
     obs, out, details = observe(graded, sandbox)
