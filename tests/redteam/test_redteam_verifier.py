@@ -12,11 +12,12 @@ host's system Python, which has no pytest).
 from __future__ import annotations
 
 import dataclasses
-import os
 import secrets
+import shutil
 from pathlib import Path
 
 import pytest
+from host_canaries import HostCanaries
 
 from agentpost.sandbox.registry import get_backend
 from agentpost.tasks import verifier
@@ -31,7 +32,7 @@ KILL_TEST_SH = (
     'for d in /proc/[0-9]*; do case "$(tr "\\0" " " < $d/cmdline 2>/dev/null)" in'
     ' *tests/test.sh*) kill -9 "${d#/proc/}";; esac; done'
 )
-WRITE_REWARD = f"echo pwned > {CANARY}/file 2>/dev/null; echo 1 > /logs/verifier/reward.txt"
+WRITE_REWARD = f"echo pwned > {CANARY}/canary.txt 2>/dev/null; echo 1 > /logs/verifier/reward.txt"
 
 
 @pytest.fixture(scope="module", params=["bwrap", "docker"])
@@ -44,19 +45,15 @@ def anyb(request):
 
 @pytest.fixture
 def canary():
-    """A host dir outside every sandbox holding a file; nothing may change either."""
-    os.makedirs(CANARY, exist_ok=True)
-    path = os.path.join(CANARY, "file")
-    with open(path, "w") as f:
-        f.write("canary\n")
-    before = (os.listdir(CANARY), os.stat(path).st_mtime_ns)
+    """Host files outside every sandbox (the attacks also try to write them): nothing may be
+    created, changed or read there (``host_canaries.py``)."""
+    shutil.rmtree(CANARY, ignore_errors=True)
+    c = HostCanaries(Path(CANARY))
     yield CANARY
-    after = (os.listdir(CANARY), os.stat(path).st_mtime_ns)
-    with open(path) as f:
-        assert f.read() == "canary\n"
-    assert after == before
-    os.unlink(path)
-    os.rmdir(CANARY)
+    try:
+        assert c.untouched(), c.changes()
+    finally:
+        shutil.rmtree(CANARY, ignore_errors=True)
 
 
 def attack(backend, task, turn: str, **overrides):
@@ -91,7 +88,7 @@ def test_fifo_reward_swap(anyb, canary):
     body = (
         'r=/logs/verifier/reward.txt; if [ ! -p "$r" ]; then rm -f "$r"; mkfifo "$r";'
         ' ( exec 3<>"$r"; read x <&3; rm -f "$r"; echo 1 > "$r" ) </dev/null >/dev/null 2>&1 &'
-        f" fi; echo pwned > {CANARY}/file 2>/dev/null; exit 0"
+        f" fi; echo pwned > {CANARY}/canary.txt 2>/dev/null; exit 0"
     )
     res = attack(anyb, load_task(SUITE / "c-primes"), SCRIPT.format(path="/app/primes", body=body))
     assert_zero(res)
