@@ -20,7 +20,7 @@ endian) | payload`` over the server's stdin (host → server) and stdout (server
 |---|---|
 | ``Y`` ``>i`` pid | ready |
 | ``O`` / ``X`` bytes | the command's stdout / stderr, at most ``cap`` bytes each |
-| ``D`` ``>iqq??i?`` rc, bytes seen on stdout and stderr, runaway, killed, strays, stopped | done: ``rc`` as ``Popen.returncode``; ``strays``: processes still alive when the command's first process exited (then killed); ``stopped``: that process was stopped by a signal |
+| ``D`` ``>iqq??i?`` rc, bytes seen on stdout and stderr, runaway, killed, strays, stopped | done: ``rc`` as ``Popen.returncode``; ``strays``: processes still alive when the command's first process exited (then killed); ``stopped``: that process was seen stopped by a signal (polled once a second: a stop continued in between may be missed) |
 
 Each command gets a fresh shell's conditions: its own session (process group), the given cwd
 and complete environment, fresh pipes, default signal dispositions, the sandbox's rlimits
@@ -568,14 +568,14 @@ class Run:
         whether it was stopped by a signal on the way."""
         while True:
             try:
-                pid, status = os.waitpid(-1, os.WNOHANG | os.WUNTRACED)
+                pid, status = os.waitpid(-1, os.WNOHANG | os.WUNTRACED | os.WCONTINUED)
             except ChildProcessError:
                 return
             if not pid:
                 return
             if pid == self.pid:
-                if os.WIFSTOPPED(status):
-                    self.stopped = True
+                if os.WIFSTOPPED(status) or os.WIFCONTINUED(status):
+                    self.stopped = True  # (a stop and continue between two polls may be missed)
                 else:
                     self._ended(status)
 
