@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from agentpost.errors import InputError
+from agentpost.hero.behaviours import detect
 from agentpost.trajectory.importing import import_file, import_paths
 
 SYN = Path(__file__).resolve().parents[1] / "data" / "synthetic"
@@ -84,6 +85,12 @@ def test_openhands_v1_early_layout_conversation():
     # per-call usage from base_state.json stats.service_to_metrics token_usages
     assert _usage(t) == [(5210, 88), (5430, 163), (5660, 79), (5780, 41)]
     assert t.totals.usage_source == "reported" and t.totals.cached_tokens == 15700
+    # what HERO then sees: the failed test run is a tool error (exit code 1; with the outputs
+    # empty and the exit codes lost it saw none), and the second run, after an edit, is no
+    # repeated call
+    flags = detect(t)
+    assert [f.tool_error for f in flags] == [True, False, False, False]
+    assert [f.repeated_call for f in flags] == [False, False, False, False]
 
 
 def test_openhands_v1_evaluation_output():

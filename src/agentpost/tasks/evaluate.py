@@ -33,7 +33,7 @@ from pathlib import Path
 
 from agentpost.components import resolve
 from agentpost.errors import InfraError
-from agentpost.sandbox.base import ExecResult, Limits, Sandbox, SandboxSpec
+from agentpost.sandbox.base import ExecResult, Sandbox, SandboxSpec
 from agentpost.tasks.model import EvalResult, Task
 from agentpost.tasks.outcome import Observation, Outcome, classify
 from agentpost.tasks.results import (  # noqa: F401 (parse_reward_*: this module's old API)
@@ -73,15 +73,16 @@ def spec_for(
     """A sandbox spec for ``task``: its work directory is writable; the network follows the
     evaluator's need unless ``network`` says otherwise. With the docker ``backend`` the task's
     image is built (once) from its Dockerfile."""
-    writable = ("/app", "/logs", "/tests", "/solution")
-    if task.workdir not in writable:
-        writable = (task.workdir, *writable)
     net = task.evaluator_network if network is None else network
     docker = getattr(backend, "name", None) == "docker"
-    if docker and "image" not in overrides:
-        from agentpost.tasks.images import ensure_image
+    if docker and "image" not in overrides:  # Harbor's container: tasks.images.container_spec
+        from agentpost.tasks.images import container_spec
 
-        overrides["image"] = ensure_image(task, backend)
+        overrides = {**container_spec(task, backend), **overrides}
+    workdir = overrides.pop("workdir", task.workdir)
+    writable = ("/app", "/logs", "/tests", "/solution")
+    if workdir not in writable and workdir != "/":
+        writable = (workdir, *writable)
     if task.agent_user or task.verifier_user:
         if backend is not None and not docker:
             raise InfraError(
@@ -89,10 +90,7 @@ def spec_for(
                 "only the docker backend has other users"
             )
         overrides.setdefault("user", task.agent_user)
-    if docker and "limits" not in overrides and (task.cpus or task.memory_mb):
-        mem = {"memory_bytes": task.memory_mb << 20} if task.memory_mb else {}
-        overrides["limits"] = Limits(cpus=task.cpus, **mem)
-    return SandboxSpec(workdir=task.workdir, writable_dirs=writable, network=net, **overrides)
+    return SandboxSpec(workdir=workdir, writable_dirs=writable, network=net, **overrides)
 
 
 def _tail(res: ExecResult, limit: int = OUTPUT_CHARS) -> str:
@@ -133,7 +131,9 @@ def healthcheck(task: Task, sandbox: Sandbox) -> None:
     if not task.healthcheck:
         return
     for _ in range(HEALTHCHECK_TRIES):
-        res = sandbox.exec(task.healthcheck, cwd=task.workdir, timeout_s=30, **_as_root(task))
+        res = sandbox.exec(
+            task.healthcheck, cwd=sandbox.spec.workdir, timeout_s=30, **_as_root(task)
+        )
         if res.exit_code == 0:
             return
         sandbox.exec("sleep 1", timeout_s=5)
@@ -159,7 +159,7 @@ def run_script(
     sandbox.put_dir(str(host_script.parent), "/solution")
     return sandbox.exec(
         f"bash /solution/{host_script.name}",
-        cwd=task.workdir,
+        cwd=sandbox.spec.workdir,
         timeout_s=timeout_s or task.agent_timeout_s,
         **({"env": task.agent_env} if task.agent_env else {}),
     )
@@ -226,7 +226,7 @@ def observe(task: Task, sandbox: Sandbox) -> tuple[Observation, str, dict]:
             tests_dir=task.tests_dir,
             extra=extra,
             command=cmd,
-            cwd=task.workdir,
+            cwd=sandbox.spec.workdir,
             timeout_s=task.verifier_timeout_s,
             env={**task.verifier_env, "PYTEST_ADDOPTS": PYTEST_ADDOPTS},
             reads=(JUNIT,) if tb1 else ("reward.txt", "reward.json"),

@@ -38,6 +38,8 @@ PROMISES: dict[str, frozenset[str]] = {
     "openhands-v0/eval": frozenset({OBS, TEXT, EXIT}),
     "opendevin/pairs": frozenset({OBS, TEXT}),
     "swe-agent/trajectory": frozenset({TEXT}),
+    "mini-swe-agent/1": _CHAT | {USAGE, EXIT},
+    "mini-swe-agent/1.1": _CHAT | {USAGE, EXIT},
 }
 FIELDS = ("turns", "usage", "calls", "arguments", "expect", "answered", "orphans",
           "observations", "text", "shell", "exit_codes", "outcome")  # fmt: skip

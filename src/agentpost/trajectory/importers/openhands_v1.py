@@ -76,6 +76,10 @@ def per_call_usage(token_usages: Any) -> dict[str, Any]:
     return out
 
 
+class UnknownLayout(ValueError):
+    """An event of a shape neither layout has (raised by the builder, named by ``_build``)."""
+
+
 def _tool_call(ev: dict) -> tuple[Any, bool]:
     """The action's call, and whether it had the old litellm shape."""
     tc = c.as_dict(ev.get("tool_call"))
@@ -84,7 +88,7 @@ def _tool_call(ev: dict) -> tuple[Any, bool]:
     src = fn if isinstance(fn, dict) else tc
     name = src.get("name") or ev.get("tool_name")
     if not isinstance(name, str):
-        raise ValueError(
+        raise UnknownLayout(
             "an ActionEvent of an unknown layout: expected tool_call.name (SDK 1.x) or "
             "tool_call.function.name (SDK 0.x) or tool_name"
         )
@@ -232,7 +236,7 @@ def _build(events: list[tuple[Path, str, Any]], per_call: Any = None) -> _Builde
         known += ev["kind"] in KINDS
         try:
             b.feed(ev)
-        except ValueError as e:
+        except UnknownLayout as e:
             raise c.InputError(path, f"{where}.tool_call", str(e)) from None
     if events and not known:
         path, where, _ = events[0]
