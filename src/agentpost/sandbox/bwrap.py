@@ -66,6 +66,11 @@ from agentpost.sandbox.limits import JOIN, MemoryCgroup, quota_full, usage_bytes
 _NOT_MIRRORED = {"/proc", "/dev", "/tmp", "/run", "/root"}
 
 
+VERIFIER = {
+    "verifier": "agentpost.sandbox.bwrap_verifier:BwrapVerifier"
+}  # the tests' own namespace
+
+
 class BwrapSandbox(HostDirFiles):
     """One sandbox: a host directory holding its writable dirs, and a bwrap command line."""
 
@@ -257,8 +262,10 @@ class BwrapSandbox(HostDirFiles):
     def verifier_sandbox(self):
         """The tests' own namespace (``bwrap_verifier.py``); every process of this sandbox is
         ended first but, with ``keep_processes``, the servers, which stay outside it."""
-        from agentpost.sandbox.bwrap_verifier import BwrapVerifier
+        from agentpost.components import resolve
 
+        # by name: the verifier's module builds on this one (no import circle)
+        verifier = resolve(VERIFIER, "verifier", "verifier sandbox")
         with self._exec_lock:
             if self.closed:
                 raise InfraError("verifier_sandbox on a closed sandbox")
@@ -266,7 +273,7 @@ class BwrapSandbox(HostDirFiles):
             kept = 0
             if server is not None and server.alive():
                 kept = server.prune() if self.spec.keep_processes else (server.sweep() or 0)
-            return BwrapVerifier(self, kept)
+            return verifier(self, kept)
 
     def reset_private(self) -> None:
         """Fresh /tmp and home (contract rule 3). The executor's binds point at the old dirs, so
