@@ -1,4 +1,4 @@
-"""Real task directories written by others (tests/tasks/fixtures/real, Apache-2.0): Harbor and
+"""Real task directories written by others (../shared/data/tasks, Apache-2.0): Harbor and
 Terminal-Bench features load as their authors wrote them, and on the docker backend every one
 gives oracle 1 and no-op 0 with no network at grading time."""
 
@@ -6,18 +6,18 @@ from __future__ import annotations
 
 import json
 import shutil
-from pathlib import Path
 
 import pytest
+from shared_data import TASKS, needed
 from typer.testing import CliRunner
 
 from agentpost.cli import _register, app
 from agentpost.errors import InputError
 from agentpost.tasks.loader import load_suite, load_task
 
-REAL = Path(__file__).resolve().parent / "fixtures" / "real"
-HARBOR = REAL / "harbor-examples"
-TB1 = REAL / "tb1-adapters"
+pytestmark = needed
+HARBOR = TASKS / "harbor-examples"
+TB1 = TASKS / "tb1-adapters"
 
 
 def test_harbor_environment_users_and_steps_load():

@@ -60,7 +60,7 @@ def test_the_compiled_build_is_in_use():
 
 
 @needs_build
-def test_every_sample_imports_the_same_compiled_and_interpreted():
+def test_every_sample_imports_the_same_compiled_and_interpreted(shared_data):
     kinds = _assert_same(_native_samples())
     assert kinds["ok"] > 40, kinds
 
@@ -72,7 +72,7 @@ def _native_samples() -> list[Path]:
 
 
 @needs_build
-def test_mutated_samples_import_the_same_compiled_and_interpreted(tmp_path):
+def test_mutated_samples_import_the_same_compiled_and_interpreted(shared_data, tmp_path):
     paths = mutated_inputs.json_files(tmp_path / "json", 400, seed=11)
     paths += mutated_inputs.jsonl_files(tmp_path / "jsonl", 200, seed=12)
     kinds = _assert_same(paths)
