@@ -24,14 +24,16 @@ needs_build = pytest.mark.skipif(not COMPILED, reason=f"import runs {_native.sta
 def _interpreted(paths: list[Path]) -> list[list]:
     """``mutated_inputs.outcomes`` in a child process that runs the ``.py`` sources."""
     code = (
-        "import json, sys; sys.path.insert(0, sys.argv[1]); import mutated_inputs as m\n"
+        # tests/trajectory (mutated_inputs) and tests/ (shared_data, which mutated_inputs reads)
+        "import json, sys; sys.path[:0] = [sys.argv[1], sys.argv[2]]\n"
+        "import mutated_inputs as m\n"
         "from agentpost.trajectory import _native\n"
         "assert _native.status().startswith('interpreted'), _native.status()\n"
         "paths = [m.Path(p) for p in sys.stdin.read().splitlines()]\n"
         "sys.stdout.write(json.dumps(m.outcomes(paths)))\n"
     )
     r = subprocess.run(
-        [sys.executable, "-c", code, str(HERE)],
+        [sys.executable, "-c", code, str(HERE), str(HERE.parent)],
         input="\n".join(map(str, paths)),
         capture_output=True,
         text=True,
