@@ -187,10 +187,10 @@ def bench_replay(n: int) -> dict:
     (threads share its GIL: the serial part) against the wall time."""
     import resource
 
+    from agentpost.replay.run import replay
     from agentpost.sandbox.bwrap import BwrapBackend
     from agentpost.sandbox.executors import LocalExecutor
     from agentpost.tasks.loader import bundled_suite_path, load_suite
-    from agentpost.verification.replay import replay
 
     backend = BwrapBackend()
     if not backend.available():

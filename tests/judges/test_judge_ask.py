@@ -14,10 +14,10 @@ from agentpost.judges.ask import ask_judge, fill_seats, messages_key
 from agentpost.judges.base import HeuristicSeat, JudgeReply
 from agentpost.judges.config import DEFAULT_CONFIG, build_panel
 from agentpost.judges.scripted import ScriptedJudge
+from agentpost.scvd.examples import edge_case
+from agentpost.scvd.judging import HeuristicJudge, annotate_one, scvd_judges
 from agentpost.security.judging import panel_annotate
 from agentpost.security.suite import MARKERS, load_data
-from agentpost.verification.examples import edge_case
-from agentpost.verification.judging import HeuristicJudge, annotate_one, scvd_judges
 
 TRAJ, _ = edge_case("fail-then-repair")
 Q = [{"role": "user", "content": "a number, please"}]

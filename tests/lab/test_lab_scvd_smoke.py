@@ -12,7 +12,7 @@ pytest.importorskip("trl")
 
 from agentpost.lab.scvd_lab import CAVEAT, ScvdLabConfig, run_scvd_lab  # noqa: E402
 from agentpost.sandbox.registry import get_backend  # noqa: E402
-from agentpost.train.sft_io import read_rows  # noqa: E402
+from agentpost.sft.io import read_rows  # noqa: E402
 
 BACKEND = get_backend("bwrap")
 

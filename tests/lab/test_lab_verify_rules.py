@@ -10,8 +10,8 @@ from agentpost.lab.scvd_lab import ftd_row, sc_row
 from agentpost.lab.tasks import write_family
 from agentpost.lab.verify_rules import annotate_commands, reads, record, writes
 from agentpost.sandbox.registry import get_backend
+from agentpost.scvd.records import from_dicts
 from agentpost.tasks.loader import load_suite
-from agentpost.verification.records import from_dicts
 
 BACKEND = get_backend("bwrap")
 needs_bwrap = pytest.mark.skipif(not BACKEND.available(), reason="bubblewrap unavailable")
@@ -69,7 +69,7 @@ def test_scripted_behaviours_get_the_annotation_their_commands_imply(tasks):
         r = record(t, ep, outs[t.id], BACKEND, model=b, run="r0")
         assert (r["I_c"], r["I_v"], r["z"], r["y_c"], r["y_f"]) == expected, b
         rows.append(r)
-    from_dicts(rows)  # every record is consistent (verification.records rules)
+    from_dicts(rows)  # every record is consistent (scvd.records rules)
 
 
 @needs_bwrap

@@ -26,7 +26,7 @@ def build(out: Path, store: Path, *extra: str) -> dict:
 
 
 def test_build_suite_writes_three_size_matched_recipes(tmp_path, backend):
-    from agentpost.train.sft_io import read_rows
+    from agentpost.sft.io import read_rows
 
     store = tmp_path / "store.sqlite"
     summary = build(tmp_path / "out", store)

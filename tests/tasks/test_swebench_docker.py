@@ -17,13 +17,13 @@ from pathlib import Path
 import pytest
 
 from agentpost.judges.config import DEFAULT_CONFIG, build_panel
+from agentpost.replay.run import replay
 from agentpost.sandbox.docker import DockerBackend
+from agentpost.scvd.examples import build
+from agentpost.scvd.pipeline import DiagnoseOptions, diagnose
 from agentpost.tasks.check import check_task
 from agentpost.tasks.evaluate import spec_for
 from agentpost.tasks.loader import load_suite
-from agentpost.verification.examples import build
-from agentpost.verification.pipeline import DiagnoseOptions, diagnose
-from agentpost.verification.replay import replay
 
 pytestmark = pytest.mark.timeout(900)
 REPO = "agentpost-test/toycalc"

@@ -3,7 +3,7 @@
 
 from pathlib import Path
 
-from agentpost.efficiency.behaviours import turn_has_error
+from agentpost.hero.behaviours import turn_has_error
 from agentpost.trajectory.importing import import_file, import_paths
 from agentpost.trajectory.model import Observation
 

@@ -36,9 +36,10 @@ def test_a_killed_worker_costs_speed_not_output(monkeypatch):
     import multiprocessing
     import os
     import signal
+    from functools import partial
 
-    from agentpost.trajectory import import_workers
-    from agentpost.trajectory.importing import _units, iter_files, unit_result
+    from agentpost.trajectory import import_workers, importing
+    from agentpost.trajectory.importing import _units, import_chunk, iter_files, unit_result
 
     units = _units(iter_files([DATA]), None)
     assert len(units) > 8  # more chunks (of one unit) than the 8 kept in flight
@@ -48,11 +49,10 @@ def test_a_killed_worker_costs_speed_not_output(monkeypatch):
 
     serial = [canon(unit_result(u, None, False)) for u in units]
     local = []  # units imported in this process (spawned workers keep the real function)
-    monkeypatch.setattr(
-        import_workers, "unit_result", lambda *a: local.append(1) or unit_result(*a)
-    )
+    monkeypatch.setattr(importing, "unit_result", lambda *a: local.append(1) or unit_result(*a))
     out, killed = [], 0
-    for r in import_workers.parallel(units, None, False, workers=2, chunk=1):
+    run = partial(import_chunk, fmt=None, keep_raw=False)
+    for r in import_workers.parallel(units, run, workers=2, chunk=1):
         out.append(canon(r))
         if not killed:
             for child in multiprocessing.active_children():

@@ -37,9 +37,9 @@ def metrics_cmd(
     seed: Annotated[int, typer.Option()] = 0,
 ) -> None:
     """The seven self-verification metrics (and ICA, final accuracy, W2R, R2W, net gain)."""
-    from agentpost.verification import metrics as M
-    from agentpost.verification.calibrate_io import read_rows
-    from agentpost.verification.records import METRICS_FORMAT
+    from agentpost.scvd import metrics as M
+    from agentpost.scvd.calibrate_io import read_rows
+    from agentpost.scvd.records import METRICS_FORMAT
 
     recs = []
     for n, row in read_rows(records):
@@ -69,7 +69,7 @@ def metrics_cmd(
     if json_out:
         _print_json(doc)
         return
-    from agentpost.verification.diagnose_out import metrics_text
+    from agentpost.scvd.diagnose_out import metrics_text
 
     sys.stdout.write(metrics_text(out))
 
@@ -98,8 +98,8 @@ def calibrate_cmd(
     json_out: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Judge accuracy against labels: pooled, strict, per field, boundary, z confusion, α, arbiter."""
-    from agentpost.verification import calibrate_io
-    from agentpost.verification.diagnose_out import calibration_text
+    from agentpost.scvd import calibrate_io
+    from agentpost.scvd.diagnose_out import calibration_text
 
     if str(labels) == "bundled" and not labels.exists():
         labels = calibrate_io.BUNDLED_LABELS
@@ -137,8 +137,8 @@ def diagnose_cmd(
 ) -> None:
     """Annotate (3 judges), vote, replay each candidate, and compute the SCVD metrics."""
     from agentpost.judges.config import build_panel, load_config
+    from agentpost.scvd.pipeline import DiagnoseOptions, diagnose
     from agentpost.tasks.loader import load_suite
-    from agentpost.verification.pipeline import DiagnoseOptions, diagnose
 
     opts = config(DiagnoseOptions, {"ica_population": "--ica-population", "n_boot": "--n-boot",
                                     "replay_concurrency": "--replay-concurrency"},

@@ -2,7 +2,7 @@
 
 ``sample_turn`` draws one turn from the model (HF ``generate``, KV cache, stops at ``<|end|>``)
 and returns its ids, the chosen tokens' log-probs and the mean renormalised top-k entropy, the
-quantity HERO's turn penalty and the entropy analyses read (``efficiency.entropy``). ``rollout``
+quantity HERO's turn penalty and the entropy analyses read (``hero.entropy``). ``rollout``
 drives a ``LabEnv`` with it and returns an ``Episode`` plus the token-level sample TRL needs
 (``train.masks.MultiTurnSample``: prompt ids, completion ids with observation tokens masked).
 Each piece is tokenised on its own; the transcript's special-token boundaries make that equal to
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentpost.efficiency.entropy import token_entropy
+from agentpost.hero.entropy import token_entropy
 from agentpost.lab.env import LabEnv
 from agentpost.lab.episodes import Episode
 from agentpost.lab.transcript import CMD, OBS, TASK

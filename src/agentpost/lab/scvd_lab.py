@@ -15,9 +15,9 @@ student, a scripted verify-and-repair teacher is the teacher (labelled as such i
    read, solve, check, submit), every command a target; task- and size-matched to D_SC (one
    FTD row per D_SC row, same task).
 3. From the same SFT checkpoint, with the same hyperparameters and seeds, fine-tune on each
-   (``train.trl_sft`` through ``train.sft_data``); evaluate base, FTD and SCVD on the held-out
+   (``train.trl_sft`` through ``sft.rows``); evaluate base, FTD and SCVD on the held-out
    split, ``eval_samples`` sampled rollouts per task per seed; metrics PASS@1, ICA, EDR, VPR, RSR,
-   W2R, R2W by ``verification.metrics`` (per seed = run, models = the three policies, bootstrap
+   W2R, R2W by ``scvd.metrics`` (per seed = run, models = the three policies, bootstrap
    CIs), plus turns and tokens per rollout.
 
 Every stage writes its result and is skipped on a rerun (resumable). Micro scale: directions only.
@@ -41,8 +41,8 @@ from agentpost.lab.stages import PolicyConfig, corpus, family, sft_policy
 from agentpost.lab.transcript import SUBMIT, messages
 from agentpost.lab.verify_rules import record, replay_to_candidate
 from agentpost.sandbox.base import Backend
+from agentpost.sft.rows import SFTRow, make_row
 from agentpost.tasks.model import Task
-from agentpost.train.sft_data import SFTRow, make_row
 
 FORMAT = fmt("agentpost.lab-scvd")
 CAVEAT = ("Micro scale: a ~1M-parameter student trained from scratch on procedural tasks and a "
@@ -141,9 +141,9 @@ def ftd_row(task: Task, backend: Backend) -> SFTRow:
 
 
 def collect(out: Path, cfg: ScvdLabConfig, train: list[Task], backend: Backend, progress):
-    """D_SC and D_FTD (task- and size-matched), written under ``scvd/data/`` once (Parquet, ``train.sft_io``)."""
+    """D_SC and D_FTD (task- and size-matched), written under ``scvd/data/`` once (Parquet, ``sft.io``)."""
     from agentpost.lab.stages import evaluate_policy
-    from agentpost.train.sft_io import read_rows, write_rows
+    from agentpost.sft.io import read_rows, write_rows
 
     d = out / "scvd" / "data"
     if (d / "stats.json").is_file():
@@ -249,10 +249,10 @@ def evaluate_variant(out: Path, cfg: ScvdLabConfig, name: str, path: Path, seed:
 
 
 def summarise(records: list[dict], n_boot: int) -> dict[str, Any]:
-    """Per variant: the SCVD metrics with CIs (verification.metrics), turns and tokens."""
+    """Per variant: the SCVD metrics with CIs (scvd.metrics), turns and tokens."""
     import numpy as np
 
-    from agentpost.verification.metrics import compute, from_dicts
+    from agentpost.scvd.metrics import compute, from_dicts
 
     keys = ("model", "run", "task", "I_c", "I_v", "z", "y_c", "y_f")
     recs = from_dicts([{k: r[k] for k in keys} | {"task": f"{r['task']}#{r['sample']}"}

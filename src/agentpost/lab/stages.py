@@ -8,7 +8,7 @@ and seed: ``lab.hero_lab``). What each stage writes:
 - ``corpus/trajectories.jsonl``: scripted episodes of every behaviour on the train split, as
   canonical trajectories (the SFT rows are rebuilt from them);
 - ``sft/``: tokenizer and model after stage-1 SFT through ``train.trl_sft`` (the project's SFT
-  path: ``train.sft_data`` rows, labels only on the commands);
+  path: ``sft.rows`` rows, labels only on the commands);
 - ``eval/<name>.json``: a policy's held-out episodes and their summary.
 
 Layer: edges (torch and transformers imported inside the functions).

@@ -106,7 +106,7 @@ def replay_to_candidate(
 
 
 def record(task: Task, ep: Episode, out: str, backend: Backend, *, model: str, run: str) -> dict:
-    """The SCVD metric record of one lab episode (``verification.records.from_dicts`` shape)."""
+    """The SCVD metric record of one lab episode (``scvd.records.from_dicts`` shape)."""
     t_c, env, _ = replay_to_candidate(task, ep.commands, out, backend, ep.exits)
     y_c = None
     try:

@@ -37,6 +37,7 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
+from agentpost.components import resolve
 from agentpost.errors import InfraError
 from agentpost.sandbox.base import ExecResult, Limits, Sandbox, SandboxSpec
 from agentpost.tasks.model import REWARD_JSON, REWARD_TXT, EvalResult, Task
@@ -52,6 +53,10 @@ SETUP_SCRIPT = "agentpost-setup.sh"
 _NOT_COPIED = {"Dockerfile", SETUP_SCRIPT, ".dockerignore"}
 _PYTEST_LINE = re.compile(r"^(PASSED|FAILED|ERROR|XFAIL|XPASS|SKIPPED)\s+(\S+)", re.M)
 _PYTEST_SUMMARY = re.compile(r"=+\s*short test summary info\s*=+", re.I)
+
+# Task families graded their own way: format → "module:function(task, sandbox) -> EvalResult". A
+# string resolved at run time, so this generic evaluator imports no family and a family may use it.
+FAMILY_EVALUATORS = {"swebench": "agentpost.tasks.swebench.grade:evaluate_instance"}
 
 
 def spec_for(
@@ -156,10 +161,8 @@ def evaluate(task: Task, sandbox: Sandbox, step: int | None = None) -> EvalResul
     """Grade the sandbox's current state with the task's evaluator (a multi-step task: with
     step ``step``'s tests; its last step when ``step`` is None). A SWE-bench task is graded
     like the harness (``tasks.swebench.grade``)."""
-    if task.format == "swebench":
-        from agentpost.tasks.swebench.grade import evaluate_instance
-
-        return evaluate_instance(task, sandbox)
+    if task.format in FAMILY_EVALUATORS:
+        return resolve(FAMILY_EVALUATORS, task.format, "task evaluator")(task, sandbox)
     if task.steps:
         i = len(task.steps) - 1 if step is None else step
         st = task.steps[i]

@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from agentpost.components import resolve
 from agentpost.errors import InfraError
 from agentpost.sandbox.dockerfile import (
     DockerfileError,
@@ -69,14 +70,17 @@ def image_tag(task: Task, dockerfile: str) -> str:
     return f"agentpost-task-{name}:{h.hexdigest()[:12]}"
 
 
+# Task families with their own images: format → "module:function(task, backend, log) -> tag" (a
+# string resolved at run time, so this module imports no family and a family may use it).
+FAMILY_IMAGES = {"swebench": "agentpost.tasks.swebench.build:ensure_task_image"}
+
+
 def ensure_image(task: Task, backend, log=None) -> str | None:
     """The task's image tag, built unless it exists; None when the task has no Dockerfile (the
     backend's default image is used). A Dockerfile that cannot be built offline, or a failed
     build, raises ``InfraError`` naming the task and the reason."""
-    if task.format == "swebench":
-        from agentpost.tasks.swebench.build import ensure_task_image
-
-        return ensure_task_image(task, backend, log)
+    if task.format in FAMILY_IMAGES:
+        return resolve(FAMILY_IMAGES, task.format, "task image builder")(task, backend, log)
     if task.dockerfile is None:
         return None
     try:

@@ -12,6 +12,7 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -194,6 +195,13 @@ def unit_result(unit: Unit, fmt: str | None, keep_raw: bool) -> Result:
         return "error", (e.path, e.where, e.message)
 
 
+def import_chunk(units: list[Unit], fmt: str | None, keep_raw: bool) -> list[Result]:
+    """A worker process's share (``import_workers.parallel``): a few units, imported in order
+    (GC paused as in the parent)."""
+    with paused_gc():
+        return [unit_result(u, fmt, keep_raw) for u in units]
+
+
 def iter_import(
     paths: list[Path],
     report: ImportReport,
@@ -213,7 +221,7 @@ def iter_import(
         if workers > 1 and len(units) > 1:
             from agentpost.trajectory.import_workers import parallel
 
-            results = parallel(units, fmt, keep_raw, workers)
+            results = parallel(units, partial(import_chunk, fmt=fmt, keep_raw=keep_raw), workers)
         else:
             results = (unit_result(u, fmt, keep_raw) for u in units)
         for unit, (kind, value) in zip(units, results, strict=True):

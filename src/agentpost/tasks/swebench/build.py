@@ -11,7 +11,7 @@ from pathlib import Path
 from agentpost.errors import InfraError
 from agentpost.tasks.model import Task
 from agentpost.tasks.swebench import gate, image
-from agentpost.tasks.swebench.suite import instance_of
+from agentpost.tasks.swebench.instance import instance_of
 
 
 def ensure_task_image(task: Task, backend, log=None) -> str:

@@ -28,7 +28,7 @@ from agentpost.sandbox.base import ExecResult, Sandbox
 from agentpost.tasks.model import EvalResult, Task
 from agentpost.tasks.swebench import harness
 from agentpost.tasks.swebench.image import BUILT, SETUP_COMMIT
-from agentpost.tasks.swebench.suite import instance_of
+from agentpost.tasks.swebench.instance import instance_of
 
 OUTPUT_CHARS = 8000
 PATCH_FILE = "/tmp/patch.diff"

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentpost.errors import InputError
+from agentpost.tasks.model import Task
 
 REQUIRED = ("instance_id", "repo", "base_commit", "patch", "test_patch", "version")
 TEST_LISTS = ("FAIL_TO_PASS", "PASS_TO_PASS")
@@ -100,3 +101,8 @@ def parse_instance(obj: Any, path: str, where: str) -> Instance:
         problem_statement=obj.get("problem_statement") or "",
         hints_text=obj.get("hints_text") or "",
     )
+
+
+def instance_of(task: Task) -> Instance:
+    """The instance a loaded SWE-bench task was made from (``task.metadata["swebench"]``)."""
+    return parse_instance(task.metadata["swebench"], str(task.path), task.id)

@@ -159,7 +159,3 @@ def materialise(inst: Instance, meta: dict[str, Any]) -> Path:
         atomic_write(folder / "solution" / "gold.patch", inst.patch)
         atomic_write(folder / "solution" / "solve.sh", SOLVE)
     return folder
-
-
-def instance_of(task: Task) -> Instance:
-    return parse_instance(task.metadata["swebench"], str(task.path), task.id)

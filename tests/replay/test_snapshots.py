@@ -1,0 +1,176 @@
+"""Snapshot mode end to end: diagnose grades the recorded state at the boundary, not a replay.
+
+The rollout's candidate command is deliberately non-deterministic: it writes the oracle solution
+only while the clock is before a deadline a few seconds ahead, and the wrong one after it. The
+recorded run (before the deadline) is correct; a replay after the deadline rebuilds the wrong
+state. Diagnose must take y_c from the snapshot and report the disagreement in its fidelity check.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from agentpost.agent.loop import AgentLoop, LoopConfig
+from agentpost.agent.policies import write_and_run
+from agentpost.agent.scripted import ScriptedModel
+from agentpost.judges.config import DEFAULT_CONFIG, build_panel
+from agentpost.replay import snapshots
+from agentpost.sandbox import snapshot_store
+from agentpost.sandbox.registry import get_backend
+from agentpost.scvd.pipeline import DiagnoseOptions, diagnose
+from agentpost.tasks.evaluate import evaluate, prepare, spec_for
+from agentpost.tasks.loader import bundled_suite_path, load_task
+from agentpost.trajectory.io import read_jsonl, write_jsonl
+from agentpost.trajectory.model import Outcome
+
+BACKEND = get_backend("bwrap")
+pytestmark = pytest.mark.skipif(not BACKEND.available(), reason="bubblewrap unavailable")
+TASK = load_task(bundled_suite_path() / "csv-to-json")
+
+
+def _bash(cmd: str) -> dict:
+    return {"name": "bash", "arguments": {"command": cmd}}
+
+
+def _record(run_dir: Path, deadline: int) -> Path:
+    """A rollout with snapshots: explore, the clock-gated candidate, the check, submit."""
+    oracle = write_and_run(TASK.solution_script, "s")
+    wrong = write_and_run(TASK.wrong_solutions[0], "w")
+    gated = f'if [ "$(date +%s)" -le {deadline} ]; then\n{oracle}\nelse\n{wrong}\nfi'
+    replies = [
+        {"content": "Let me look first.", "tool_calls": [_bash("ls -la")]},
+        {"content": "Writing the converter.", "tool_calls": [_bash(gated)]},
+        {"content": "Checking the output.", "tool_calls": [_bash(TASK.check)]},
+        {"content": "Done.", "tool_calls": [{"name": "submit", "arguments": {}}]},
+    ]
+    cfg = LoopConfig(snapshot_dir=str(run_dir / "snapshots"))
+    with BACKEND.create(spec_for(TASK)) as box:
+        prepare(TASK, box)
+        traj = AgentLoop(ScriptedModel(replies), box, cfg).run(
+            TASK.instruction, workdir=TASK.workdir, task_id=TASK.id, traj_id="snap::1"
+        )
+        res = evaluate(TASK, box)
+    traj.outcome = Outcome(resolved=res.resolved, reward=res.reward, evaluator="test")
+    path = run_dir / "trajectories.jsonl"
+    write_jsonl(path, [traj])
+    return path
+
+
+def _diagnose(path: Path, out: Path) -> tuple[dict, dict]:
+    trajs = read_jsonl(path)
+    roots = {t.id: str(path.resolve().parent) for t in trajs}
+    opts = DiagnoseOptions(n_boot=0, progress=False, snapshot_roots=roots)
+    doc = diagnose(trajs, [TASK], build_panel(DEFAULT_CONFIG), out, opts)
+    line = read_lines(out / "records.jsonl")[0]
+    return doc, line
+
+
+def read_lines(path: Path) -> list[dict]:
+    import orjson
+
+    return [orjson.loads(x) for x in path.read_bytes().splitlines() if x.strip()]
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory) -> Path:
+    run_dir = tmp_path_factory.mktemp("run")
+    deadline = int(time.time()) + 3
+    path = _record(run_dir, deadline)
+    while time.time() <= deadline + 1:  # the replay must run after the deadline
+        time.sleep(0.2)
+    return path
+
+
+def test_references_are_relative_content_addressed_and_deduplicated(recorded):
+    traj = read_jsonl(recorded)[0]
+    refs = [r for t in traj.turns for r in t.extra.get("snapshots", [])]
+    assert len(refs) == 3 and all(not Path(r["path"]).is_absolute() for r in refs)
+    assert all(r["path"].startswith("snapshots/") and len(r["sha256"]) == 64 for r in refs)
+    # the check reads files and writes none: its archive is the candidate's, stored once
+    assert refs[1]["sha256"] == refs[2]["sha256"]
+    stored = list((recorded.parent / "snapshots").glob("*.tar"))
+    assert len(stored) == len({r["sha256"] for r in refs}) < len(refs)
+    assert traj.outcome.resolved is True
+
+
+def test_diagnose_takes_y_c_from_the_snapshot_where_replay_drifts(recorded, tmp_path):
+    doc, line = _diagnose(recorded, tmp_path / "diag")
+    assert line["decision"]["candidate_formed"] and line["decision"]["verification_triggered"]
+    assert line["y_c_source"] == "snapshot" and line["replay"]["source"] == "snapshot"
+    assert line["record"]["y_c"] == 1  # the recorded state was correct
+    check = line["replay"]["fidelity_check"]
+    assert check["replay_status"] == "ok" and check["replay_resolved"] is False
+    assert check["y_c_agree"] is False and check["files_agree"] is False
+    assert any(name.endswith("people.json") for name in check["files_differing"])
+    fid = doc["replay"]["snapshot_fidelity"]
+    assert fid["y_c_compared"] == 1 and fid["y_c_agree"] == 0
+    summary = (tmp_path / "diag" / "summary.md").read_text()
+    assert "1 from recorded snapshots" in summary and "y_c agrees in 0/1" in summary
+
+
+def test_a_copied_run_folder_still_diagnoses_from_its_snapshots(recorded, tmp_path):
+    moved = tmp_path / "elsewhere" / "run"
+    shutil.copytree(recorded.parent, moved)
+    hidden = recorded.parent.with_name(recorded.parent.name + "-gone")
+    recorded.parent.rename(hidden)  # the original folder is no longer there
+    try:
+        _, line = _diagnose(moved / "trajectories.jsonl", tmp_path / "diag")
+    finally:
+        hidden.rename(recorded.parent)
+    assert line["y_c_source"] == "snapshot" and line["record"]["y_c"] == 1
+
+
+def test_a_tampered_archive_is_not_graded_and_the_case_is_replayed(recorded, tmp_path):
+    moved = tmp_path / "run"
+    shutil.copytree(recorded.parent, moved)
+    for tar in (moved / "snapshots").glob("*.tar"):
+        tar.write_bytes(tar.read_bytes() + b"\0" * 512)  # content no longer matches its hash
+    traj = read_jsonl(moved / "trajectories.jsonl")[0]
+    found = snapshots.candidate_result(traj, TASK, (1, 0), BACKEND, moved)
+    assert found["source"] == "replay" and found["snapshot_missing"] is True
+    assert found["status"] == "ok" and found["resolved"] is False  # replay after the deadline
+
+
+def test_old_absolute_references_still_resolve(tmp_path):
+    run = tmp_path / "run"
+    (run / "snapshots").mkdir(parents=True)
+    tar = run / "snapshots" / "a_b-t1-c0.tar"
+    tar.write_bytes(b"x")
+    assert snapshot_store.resolve(str(tar), None) == tar
+    # moved: the absolute path is gone, the same name under the run dir is found
+    gone = "/nonexistent/old-host/snapshots/a_b-t1-c0.tar"
+    assert snapshot_store.resolve(gone, run) == tar
+    assert snapshot_store.ref_call(gone) == 0
+    assert (
+        snapshot_store.resolve({"path": "snapshots/a_b-t1-c0.tar", "sha256": "0" * 64}, run) is None
+    )
+
+
+def test_scvd_collect_hands_off_from_the_recorded_snapshot(recorded, tmp_path):
+    from agentpost.scvd.distill.collect import CollectOptions, collect, replay_state
+    from agentpost.scvd.distill.sources import snapshot_or_replay_state
+    from agentpost.scvd.distill.teacher import make_teacher
+    from agentpost.store import Store
+
+    traj = read_jsonl(recorded)[0]
+    opts = CollectOptions(progress=False, concurrency=1,
+                          snapshot_roots={traj.id: str(recorded.parent)})  # fmt: skip
+    runs = {}
+    for name, source in (("snapshot", snapshot_or_replay_state), ("replay", replay_state)):
+        teacher = make_teacher("scripted", "verify-repair")
+        store = Store(tmp_path / f"{name}.sqlite")
+        try:
+            runs[name] = collect([traj], [TASK], build_panel(DEFAULT_CONFIG), teacher, store, opts,
+                                 source=source)[0]  # fmt: skip
+        finally:
+            store.close()
+    snap, rep = runs["snapshot"], runs["replay"]
+    assert snap["status"] == "kept" and snap["state_source"] == "snapshot"
+    assert rep["state_source"] == "replay"
+    # the recorded state was right: the teacher's check passes at once; the drifted replay state
+    # is the wrong candidate, which the teacher has to repair first
+    assert snap["teacher_turns"] < rep["teacher_turns"]
