@@ -31,11 +31,11 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from agentpost.replay.edits import EditError, parse_edit, parse_swe_agent_edit
+from agentpost.scvd import shell
+from agentpost.scvd.target import Layout, layout_of
+from agentpost.trajectory.calls import call_outputs, step_ids
 from agentpost.trajectory.model import Observation, ToolCall, Trajectory
-from agentpost.verification import shell
-from agentpost.verification.edits import EditError, parse_edit, parse_swe_agent_edit
-from agentpost.verification.protocol import call_outputs, step_ids
-from agentpost.verification.target import Layout, layout_of
 
 ROLES = ("target", "scratch", "fixture", "setup", "debug", "cosmetic", "unknown")
 EVIDENCE = ("state-diff", "edit-tool", "command", "none")
@@ -66,14 +66,18 @@ _DEBUG_LINE = re.compile(
     r"^\s*(print\s*\(|console\.(log|error|debug)\(|logging\.\w+\(|log\.\w+\(|logger\.\w+\(|"
     r"fmt\.Print|System\.(out|err)\.print|eprintln!|println!|dbg!|import pdb|breakpoint\(\))"
 )
-_COMMENT_LINE = re.compile(r"^\s*(#|//|/\*|\*|--|;)(?!.*\b(nolint|noqa|type:\s*ignore|eslint-disable|"
-                           r"pylint:\s*disable|ts-ignore|ts-expect-error|NOSONAR|pragma)\b)")
+_COMMENT_LINE = re.compile(
+    r"^\s*(#|//|/\*|\*|--|;)(?!.*\b(nolint|noqa|type:\s*ignore|eslint-disable|"
+    r"pylint:\s*disable|ts-ignore|ts-expect-error|NOSONAR|pragma)\b)"
+)
 _SKILL_EDIT = re.compile(r"\b(edit_file_by_replace|create_file|append_file|insert_content_at_line|"
                          r"edit_file)\(\s*['\"]([^'\"]+)['\"]")  # fmt: skip
 _PATH_LITERAL = re.compile(r"['\"]((?:[\w.-]+/)*[\w.-]+\.[A-Za-z]\w{0,6})['\"]")
 _INLINE_PY = re.compile(r"^(python3?|python\d\.\d+)\s+(-c\b|-\s*<<|<<)")
 _REVERT = re.compile(r"^git\s+(checkout|restore|stash|reset)\b")
-_SED_TEXT = re.compile(r"""(?:^|\s)-i\S*\s+['"]?(?:/[^/]*/|\d+(?:,\d+)?)?\s*([aic])\\?\s*(.*)""", re.S)
+_SED_TEXT = re.compile(
+    r"""(?:^|\s)-i\S*\s+['"]?(?:/[^/]*/|\d+(?:,\d+)?)?\s*([aic])\\?\s*(.*)""", re.S
+)
 INSTALL = re.compile(
     r"^(?:sudo\s+)?(?:pip3?|python3?\s+-m\s+pip|uv\s+pip|conda|mamba|apt(?:-get)?|yum|dnf|apk|brew|"
     r"npm|yarn|pnpm|gem|cargo|go|poetry)\s+(?:-\S+\s+)*(install|add|get|i|sync)\b|^(?:python3?\s+-m\s+)?"
@@ -157,7 +161,9 @@ def path_role(path: str, layout: Layout, new: bool, seen: set[str]) -> tuple[str
     return "scratch", "new file outside the source tree"
 
 
-_PATHISH = re.compile(r"(?<![\w.-])((?:\.?/)?(?:[\w.-]+/)+[\w.-]+|[\w-]+\.[A-Za-z]\w{0,6})(?![\w/])")
+_PATHISH = re.compile(
+    r"(?<![\w.-])((?:\.?/)?(?:[\w.-]+/)+[\w.-]+|[\w-]+\.[A-Za-z]\w{0,6})(?![\w/])"
+)
 _FORMAT = re.compile(r"^(gofmt\s+-\w*w|go\s+fmt|black\b|ruff\s+format|isort\b|prettier\s+.*--write|"
                      r"cargo\s+fmt|autopep8\s+.*-i|yapf\s+.*-i|mise\s+run\s+fmt|make\s+fmt)")  # fmt: skip
 _EDIT_NAMES = {"edit", "write", "multiedit", "notebookedit", "write_file", "replace", "create",
@@ -226,13 +232,21 @@ class _Reader:
         if isinstance(args.get("code"), str):  # OpenHands agentskills in IPython
             code = args["code"]
             hits = [self.change(p, "edit") for _, p in _SKILL_EDIT.findall(code)]
-            return hits + self.inline_writes(code) if hits or shell._INLINE_WRITE.search(code) else None
+            return (
+                hits + self.inline_writes(code)
+                if hits or shell._INLINE_WRITE.search(code)
+                else None
+            )
         if call.kind != "edit" and name not in _EDIT_NAMES and args.get("command") not in (
             "create", "str_replace", "insert", "undo_edit", "view"):  # fmt: skip
             return None
         if isinstance(args.get("edits"), list) and args.get("file_path"):  # Claude MultiEdit
-            olds = "\n".join(str(e.get("old_string", "")) for e in args["edits"] if isinstance(e, dict))
-            news = "\n".join(str(e.get("new_string", "")) for e in args["edits"] if isinstance(e, dict))
+            olds = "\n".join(
+                str(e.get("old_string", "")) for e in args["edits"] if isinstance(e, dict)
+            )
+            news = "\n".join(
+                str(e.get("new_string", "")) for e in args["edits"] if isinstance(e, dict)
+            )
             return [self.change(args["file_path"], "edit", added_lines(olds, news))]
         try:
             if call.command is not None and call.kind == "edit" and not args.get("command"):
@@ -271,7 +285,9 @@ class _Reader:
             head = " ".join(words)
             w0 = words[0]
             if INSTALL.search(head) or shell.setup_install(words):
-                out.append(Change("(environment)", "install", "setup", "package install or download"))
+                out.append(
+                    Change("(environment)", "install", "setup", "package install or download")
+                )
                 continue
             if w0 == "mkdir":
                 out += [self.change(p, "mkdir") for p in shell._args(words)]
@@ -282,7 +298,11 @@ class _Reader:
             if _REVERT.search(head):
                 files = [a for a in shell._args(words)[1:] if a not in ("HEAD",) and "." in a]
                 for p in files or ["(all)"]:
-                    ch = self.change(p, "revert") if p != "(all)" else Change(p, "revert", "target", "reset")
+                    ch = (
+                        self.change(p, "revert")
+                        if p != "(all)"
+                        else Change(p, "revert", "target", "reset")
+                    )
                     out.append(ch)
                 continue
             body = shell.heredoc_files(part)
@@ -302,7 +322,13 @@ class _Reader:
                 op = "edit"
             content = sed_content(part) if w0 == "sed" else None
             for p in mod or []:
-                if p.startswith(("-", "+")) or p in ("/dev/null",) or ">" in p or "<" in p or re.fullmatch(r"[0-7]{3,4}|[ugoa]*[+-=][rwxXst]+", p):
+                if (
+                    p.startswith(("-", "+"))
+                    or p in ("/dev/null",)
+                    or ">" in p
+                    or "<" in p
+                    or re.fullmatch(r"[0-7]{3,4}|[ugoa]*[+-=][rwxXst]+", p)
+                ):
                     continue
                 if op == "write" and self.layout.rel(p) not in self.seen:
                     op_p = "create"
@@ -412,8 +438,10 @@ def shell_text(call: ToolCall) -> str:
     args = call.arguments
     if isinstance(args, dict):
         for key in ("command", "cmd", "keystrokes", "code"):
-            if isinstance(args.get(key), str) and key != "command" or (
-                key == "command" and isinstance(args.get(key), str) and " " in args[key]
+            if (
+                isinstance(args.get(key), str)
+                and key != "command"
+                or (key == "command" and isinstance(args.get(key), str) and " " in args[key])
             ):
                 return args[key]
     return args if isinstance(args, str) else ""

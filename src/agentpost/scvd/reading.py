@@ -65,7 +65,9 @@ _NEGATIVE = re.compile(
     r"does not match|did not match|\bmismatch\b|\bnomatch\b|ImportError|cannot import name",
     re.M,
 )
-_INSPECT_NEGATIVE = re.compile(r"No such file or directory|cannot open|cannot access|not found$", re.M)
+_INSPECT_NEGATIVE = re.compile(
+    r"No such file or directory|cannot open|cannot access|not found$", re.M
+)
 _TEST_RUN = re.compile(r"\bpytest\b|runtests\.py|\bunittest\b|bin/test\b|manage\.py test|\btox\b|"
                        r"go test|cargo test|npm (?:run )?test|mise run test|\bmake (?:test|check)\b|"
                        r"\bmake\b|\bcmake\b|go build|cargo build|npm run build|\bmise run\b")  # fmt: skip
@@ -91,8 +93,10 @@ def _mentions(text: str, changed: list[str]) -> bool:
         mod = path.rsplit(".", 1)[0].replace("/", ".")
         if path in text or base in text or (len(mod) > 6 and mod in text):
             return True
-        if len(stem) >= 4 and stem not in ("__init__", "base", "utils", "main", "core") and re.search(
-            rf"\b(?:test_)?{re.escape(stem)}(?:_test)?\b", text
+        if (
+            len(stem) >= 4
+            and stem not in ("__init__", "base", "utils", "main", "core")
+            and re.search(rf"\b(?:test_)?{re.escape(stem)}(?:_test)?\b", text)
         ):
             return True
     return False
@@ -132,7 +136,9 @@ def read_output(
     if obs.timed_out or _TIMEOUT.search(text[-600:]):
         return Verdict("void", "environment", "timeout")
     if kind == "inspect":
-        if obs.exit_code not in (None, 0) and re.search(r"\bgrep\s+-\w*q|\bcmp\b|\bdiff\b", command):
+        if obs.exit_code not in (None, 0) and re.search(
+            r"\bgrep\s+-\w*q|\bcmp\b|\bdiff\b", command
+        ):
             return Verdict("negative", "quiet-check", f"exit {obs.exit_code}")
         m = _INSPECT_NEGATIVE.search(text)
         if m and not text.strip().startswith(("diff ", "@@")):
@@ -164,10 +170,16 @@ def read_output(
             return Verdict("void", "unrelated-failure", neg.group(0))
     if neg:
         return Verdict("negative", "failure", neg.group(0))
-    if _TEST_RUN.search(command) and _NO_TESTS.search(text) and not re.search(r"[1-9]\d* passed", text):
+    if (
+        _TEST_RUN.search(command)
+        and _NO_TESTS.search(text)
+        and not re.search(r"[1-9]\d* passed", text)
+    ):
         return Verdict("void", "environment", "no tests ran")
     if obs.exit_code not in (None, 0) or obs.is_error:
         return Verdict("negative", "exit-status", f"exit {obs.exit_code}")
-    if not text.strip() or re.fullmatch(r"\s*(<returncode>0</returncode>\s*<output>\s*</output>)?\s*", text):
+    if not text.strip() or re.fullmatch(
+        r"\s*(<returncode>0</returncode>\s*<output>\s*</output>)?\s*", text
+    ):
         return Verdict("positive" if obs.exit_code == 0 else "void", "silent-success")
     return Verdict("positive", "output")

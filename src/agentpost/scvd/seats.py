@@ -31,13 +31,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from agentpost.scvd import shell
+from agentpost.scvd.changes import CallChanges, call_changes, shell_text
+from agentpost.scvd.reading import read_output
+from agentpost.scvd.records import Annotation
+from agentpost.trajectory.calls import call_outputs, step_ids
 from agentpost.trajectory.model import Observation, ToolCall, Trajectory
-from agentpost.verification import shell
-from agentpost.verification.changes import CallChanges, call_changes, shell_text
-from agentpost.verification.protocol import call_outputs, step_ids
-from agentpost.verification.reading import read_output
-from agentpost.verification.records import Annotation
-from agentpost.verification.target import layout_of
 
 SEATS = ("changes", "commands", "narration")
 SEATS_VERSION = "seats/1"  # bump on any rule change: it keys cached answers
@@ -91,8 +90,10 @@ class View:
     reads: tuple[str, ...]  # paths it reads or names
 
 
-_PROGRAM = re.compile(r"^(?:python[\d.]*|pytest|node|bash|sh|zsh|ruby|perl|php|java|go|cargo|npm|npx|"
-                      r"yarn|make|mise|tox|nox|uv|\./\S+|bin/\S+|\S+\.(?:py|sh|js))$")
+_PROGRAM = re.compile(
+    r"^(?:python[\d.]*|pytest|node|bash|sh|zsh|ruby|perl|php|java|go|cargo|npm|npx|"
+    r"yarn|make|mise|tox|nox|uv|\./\S+|bin/\S+|\S+\.(?:py|sh|js))$"
+)
 
 
 def _segment_kind(seg: str, scripts: dict[str, str]) -> str:
@@ -104,7 +105,9 @@ def _segment_kind(seg: str, scripts: dict[str, str]) -> str:
         return "other"
     w0 = words[0].rsplit("/", 1)[-1] if not words[0].startswith("./") else words[0]
     if _PROGRAM.match(w0) or _PROGRAM.match(words[0]):
-        if not shell.setup_install(words) and not (len(words) > 1 and words[1] in ("install", "add")):
+        if not shell.setup_install(words) and not (
+            len(words) > 1 and words[1] in ("install", "add")
+        ):
             return "run"
     kind = shell.classify_segment(seg, scripts)
     if kind != "other":
@@ -116,15 +119,26 @@ def _segment_kind(seg: str, scripts: dict[str, str]) -> str:
     return "run"
 
 
-def _call_kind(call: ToolCall, text: str, ch: CallChanges, scripts: dict[str, str]) -> tuple[str, bool]:
+def _call_kind(
+    call: ToolCall, text: str, ch: CallChanges, scripts: dict[str, str]
+) -> tuple[str, bool]:
     """(kind, post_check) of a call."""
     name = (call.name or "").lower()
     args = call.arguments if isinstance(call.arguments, dict) else {}
-    if call.kind == "control" or shell.is_control(text) or name in ("finish", "submit", "task_complete"):
+    if (
+        call.kind == "control"
+        or shell.is_control(text)
+        or name in ("finish", "submit", "task_complete")
+    ):
         return "control", False
     if ch.changes and ch.evidence == "edit-tool":
         return "modify", False
-    if name in _INSPECT_TOOLS or args.get("command") == "view" or name in ("str_replace_editor",) and not ch.changes:
+    if (
+        name in _INSPECT_TOOLS
+        or args.get("command") == "view"
+        or name in ("str_replace_editor",)
+        and not ch.changes
+    ):
         return "inspect", False
     if isinstance(args.get("code"), str) and not ch.changes:  # IPython (OpenHands agentskills)
         code = args["code"]
@@ -142,8 +156,11 @@ def _call_kind(call: ToolCall, text: str, ch: CallChanges, scripts: dict[str, st
         kinds = ["other" if k == "run" else k for k in kinds]
     if ch.target or ch.revert:
         # the writing segment: the last one whose parsed writes changed the target
-        last = ch.writer if ch.writer is not None else max(
-            (i for i, k in enumerate(kinds) if k == "modify"), default=0)
+        last = (
+            ch.writer
+            if ch.writer is not None
+            else max((i for i, k in enumerate(kinds) if k == "modify"), default=0)
+        )
         return "modify", any(k in ("run", "inspect") for k in kinds[last + 1 :])
     for k in ("run", "inspect"):
         if k in kinds:
@@ -194,7 +211,9 @@ def _cuts_here(seat: str, v: View, changed: set[str]) -> bool:
     if seat == "narration":
         if v.kind not in ("run", "inspect"):
             return False
-        return bool(_FIX_CHECK.search(v.before) or (_WRONG.search(v.after) and _names_changed(v, changed)))
+        return bool(
+            _FIX_CHECK.search(v.before) or (_WRONG.search(v.after) and _names_changed(v, changed))
+        )
     return _is_check(seat, v, changed)
 
 
@@ -248,7 +267,9 @@ def _verdict(seat: str, views: list[View], v: View, changed: list[str], scripts:
         return "positive" if (o.exit_code == 0 or (o.text or "").strip()) else "void"
     if seat == "narration":
         text = v.after
-        if _UNRELATED.search(text) and not re.search(r"\bmy (?:change|fix)\b[^.]{0,30}\b(?:broke|caused)", text):
+        if _UNRELATED.search(text) and not re.search(
+            r"\bmy (?:change|fix)\b[^.]{0,30}\b(?:broke|caused)", text
+        ):
             return "void" if not _GOOD.search(text) else "positive"
         if _ENV.search(text) and not _GOOD.search(text):
             return "void"
@@ -275,7 +296,9 @@ def annotate_seat(traj: Trajectory, case_id: str, seat: str,
     if k is None:
         return Annotation(case_id, task, False, None, None, None, False, None)
     c = views[k]
-    changed = sorted({ch.path for v in views[: k + 1] for ch in v.changes.changes if ch.role == "target"})
+    changed = sorted(
+        {ch.path for v in views[: k + 1] for ch in v.changes.changes if ch.role == "target"}
+    )
     scripts = {ch.path.rsplit("/", 1)[-1] for v in views for ch in v.changes.changes
                if ch.role in ("scratch", "fixture")}  # fmt: skip
     inline = c.post_check

@@ -36,9 +36,11 @@ _CWD = re.compile(r"\(Current directory: (/[^)\s]*)\)")
 _UPLOADED = re.compile(r"<uploaded_files>\s*(/\S+)")
 _WORKSPACE = re.compile(r"repository (?:in|at) (/[\w./-]+)")
 # a file-like token: a path with a slash, a name with a file extension, or a known bare name
-_EXT = (r"(?:txt|md|rst|py|pyx|js|ts|tsx|jsx|json|ya?ml|toml|cfg|ini|c|h|cc|cpp|hpp|go|rs|rb|"
-        r"java|kt|sh|bash|html?|css|csv|tsv|xml|log|sql|pony|lock|mod|sum|env|conf|tex|r|php|"
-        r"swift|scala|lua|pl|ipynb|db|out|tar|gz|zip|pdf|png|jpg|svg)")
+_EXT = (
+    r"(?:txt|md|rst|py|pyx|js|ts|tsx|jsx|json|ya?ml|toml|cfg|ini|c|h|cc|cpp|hpp|go|rs|rb|"
+    r"java|kt|sh|bash|html?|css|csv|tsv|xml|log|sql|pony|lock|mod|sum|env|conf|tex|r|php|"
+    r"swift|scala|lua|pl|ipynb|db|out|tar|gz|zip|pdf|png|jpg|svg)"
+)
 _NAMED = re.compile(
     r"(?<![\w/.-])((?:\.{0,2}/)?(?:[\w.-]+/)*[\w.-]*\." + _EXT + r"|(?:\.?[\w-]+/)+[\w.-]+|"
     r"LICENSE|README|Makefile|Dockerfile|CODEOWNERS)(?![\w/-])",
@@ -82,8 +84,10 @@ class Layout:
         rel = self.rel(path)
         base = rel.rsplit("/", 1)[-1]
         named = {self.rel(n) for n in self.named}
-        return rel in named or base in named or any(
-            n.endswith("/" + base) and rel.endswith(n) for n in named
+        return (
+            rel in named
+            or base in named
+            or any(n.endswith("/" + base) and rel.endswith(n) for n in named)
         )
 
 
@@ -140,9 +144,11 @@ def task_text(traj: Trajectory) -> str:
             text = text.split(cut, 1)[0]
             break
     if "Task Description:" in (traj.instruction or ""):
-        text = (traj.instruction or "").split("Task Description:", 1)[1].split(
-            "Current terminal state:", 1
-        )[0]
+        text = (
+            (traj.instruction or "")
+            .split("Task Description:", 1)[1]
+            .split("Current terminal state:", 1)[0]
+        )
     return text
 
 
