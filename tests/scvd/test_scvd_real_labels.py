@@ -131,3 +131,30 @@ def test_a_changed_file_and_a_missing_file(tmp_path) -> None:
     labels.write_text(json.dumps({**row, "anchor": "not in the call"}) + "\n")
     with pytest.raises(InputError, match="anchor"):
         real_labels.load(labels, [root])
+
+
+def test_the_stored_numbers_are_the_live_ones(real) -> None:
+    stored = json.loads((real_labels.LABELS.parent / "real-labels-calibration.json").read_text())
+    which = {26: "shared_only", 0: "full"}.get(len(real.missing))
+    if which is None:
+        pytest.skip(
+            f"{len(real.missing)} labelled files missing: neither stored measurement applies"
+        )
+    for split in ("tune", "heldout", "all"):
+        live = calibrate_io.calibrate_files(
+            real_labels.LABELS, [], True, [SHARED], split, legacy=True
+        )
+        want = stored[which][split]
+        for group in ("judges", "panels"):
+            for name, r in want[group].items():
+                got = live[group][name]
+                for key in (
+                    "pooled_accuracy",
+                    "strict_accuracy",
+                    "boundary_exact",
+                    "per_field",
+                    "ci95",
+                ):
+                    assert json.dumps(got[key], sort_keys=True) == json.dumps(
+                        r[key], sort_keys=True
+                    ), (split, name, key)
