@@ -102,6 +102,9 @@ def test_diagnose_takes_y_c_from_the_snapshot_where_replay_drifts(recorded, tmp_
     assert line["decision"]["candidate_formed"] and line["decision"]["verification_triggered"]
     assert line["y_c_source"] == "snapshot" and line["replay"]["source"] == "snapshot"
     assert line["record"]["y_c"] == 1  # the recorded state was correct
+    # the boundary was decided from what the call changed between its snapshot and the one before
+    assert line["boundary_evidence"]["evidence"] == "state-diff", line["boundary_evidence"]
+    assert line["judge_kinds"] == {j: "rule" for j in ("rules-changes", "rules-commands", "rules-narration")}
     check = line["replay"]["fidelity_check"]
     assert check["replay_status"] == "ok" and check["replay_resolved"] is False
     assert check["y_c_agree"] is False and check["files_agree"] is False

@@ -258,3 +258,36 @@ def test_state_diffs_decide_over_the_command_text() -> None:
     ]
     assert boundary(annotate_seat(t, "t", "changes", diffs)) == (1, True, "supports_pass")
     assert boundary_evidence(t, 1, 0, diffs)["evidence"] == "state-diff"
+
+
+def _archive(run_dir, name: str, files: dict[str, bytes]) -> dict:
+    import hashlib
+    import io
+    import tarfile
+
+    (run_dir / "snapshots").mkdir(exist_ok=True)
+    path = run_dir / "snapshots" / f"{name}.tar"
+    with tarfile.open(path, "w") as tar:
+        for member, data in files.items():
+            info = tarfile.TarInfo(member)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    return {"path": f"snapshots/{name}.tar", "sha256": digest, "bytes": path.stat().st_size, "call": 0}
+
+
+def test_state_diffs_from_recorded_snapshots(tmp_path) -> None:
+    from agentpost.scvd.statediff import state_diffs
+
+    t = traj(READ, ("Apply my patch tool.", "./apply.sh", out(""), 0), CHECK, DONE)
+    base = {"testbed/django/utils/dateparse.py": b"old", "testbed/setup.py": b"s"}
+    after = {"testbed/django/utils/dateparse.py": b"new", "testbed/setup.py": b"s", "tmp/x": b"1"}
+    for i, files in enumerate([base, after, after]):
+        t.turns[i].extra["snapshots"] = [_archive(tmp_path, f"s{i}", files)]
+    diffs = state_diffs(t, tmp_path)
+    assert diffs == {(1, 0): [("/testbed/django/utils/dateparse.py", "modified"), ("/tmp/x", "added")],
+                     (2, 0): []}  # fmt: skip
+    assert boundary(annotate_seat(t, "t", "changes", diffs)) == (1, True, "supports_pass")
+    # a damaged archive is never read: that call has no state diff, its command decides
+    (tmp_path / "snapshots/s1.tar").write_bytes(b"x")
+    assert (1, 0) not in state_diffs(t, tmp_path)
