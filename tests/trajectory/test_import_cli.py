@@ -71,6 +71,7 @@ def test_stats_json_contract(imported):
         "input_tokens",
         "cached_tokens",
         "output_tokens",
+        "partial",
         "resolved",
     }
     assert all(set(row) == keys for row in doc["trajectories"])
@@ -84,6 +85,7 @@ def test_stats_json_contract(imported):
         "input_tokens": 61068,
         "cached_tokens": 33662,
         "output_tokens": 2317,
+        "partial": [],
         "resolved": True,
     }
     assert by_id["fncall-llm-message"]["input_tokens"] is None

@@ -53,7 +53,14 @@ from agentpost.trajectory.io import dumps
 from agentpost.trajectory.model import Trajectory
 
 CACHED_JUDGE = ("valid", "abstained")
-CACHED_REPLAY = ("ok", "unfaithful", "replay_failed", "evaluator_invalid", "timeout")
+CACHED_REPLAY = (
+    "ok",
+    "unfaithful",
+    "replay_failed",
+    "evaluator_invalid",
+    "timeout",
+    "state_conflict",
+)
 
 
 @dataclass
@@ -330,6 +337,7 @@ def diagnose(
                 )
             ),
             "snapshot_fidelity": snapshots.fidelity_summary(list(replays.values())),
+            "snapshot_untrusted": sum(bool(r.get("snapshot_untrusted")) for r in replays.values()),
             "missing_tasks": sorted(
                 {
                     trajs[i].task_id or "(no task id)"

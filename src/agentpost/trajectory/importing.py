@@ -21,6 +21,7 @@ from agentpost.trajectory.importers import (
     NotATrajectory,
     harbor,
     openai_chat,
+    openhands_session,
     openhands_v1,
     terminus_episodes,
 )
@@ -57,10 +58,14 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
-def iter_files(paths: list[Path], exclude: Path | None = None) -> list[Path]:
-    """Files named on the command line, and every candidate file under named folders (hidden
-    ones skipped). ``exclude`` (the output file) is left out of folder walks, so importing a
-    folder into a file inside it never re-imports the previous output."""
+def iter_files(
+    paths: list[Path], exclude: Path | None = None, skip_hidden: bool = False
+) -> list[Path]:
+    """Files named on the command line, and every candidate file under named folders,
+    dot-folders included: the scaffolds' own stores are ``.claude``, ``.codex``,
+    ``.openhands`` (``skip_hidden`` leaves every dot-folder and dot-file out). ``exclude`` (the
+    output file) is left out of folder walks, so importing a folder into a file inside it never
+    re-imports the previous output."""
     skip = exclude.resolve() if exclude is not None else None
     out: list[Path] = []
     for p in paths:
@@ -68,9 +73,9 @@ def iter_files(paths: list[Path], exclude: Path | None = None) -> list[Path]:
             out += sorted(
                 f
                 for f in p.rglob("*")
-                if f.is_file()
-                and f.name.endswith(SUFFIXES)
-                and not any(part.startswith(".") for part in f.relative_to(p).parts)
+                if f.name.endswith(SUFFIXES)
+                and not (skip_hidden and any(x.startswith(".") for x in f.relative_to(p).parts))
+                and f.is_file()
                 and not (skip is not None and f.name == skip.name and f.resolve() == skip)
             )
         else:
@@ -78,20 +83,37 @@ def iter_files(paths: list[Path], exclude: Path | None = None) -> list[Path]:
     return out
 
 
-def import_events(files: list[Path], keep_raw: bool = False) -> list[Trajectory]:
-    """One persisted OpenHands V1 conversation from its ``events/event-*.json`` files."""
+def _read_events(files: list[Path]) -> list[tuple[Path, Any]]:
     events = []
     for path in files:
         raw = read_regular(path)
         if not raw.strip():
             raise InputError(path, "byte 0", "empty file")
         events.append((path, parse_json(raw.removeprefix(b"\xef\xbb\xbf"), path)))
+    return events
+
+
+def import_events(files: list[Path], keep_raw: bool = False) -> list[Trajectory]:
+    """One persisted OpenHands V1 conversation from its ``event-NNNNN-*.json`` files."""
+    events = _read_events(files)
     try:
         return openhands_v1.convert_events(events, keep_raw)
     except SHAPE_ERRORS as e:
         why = f"{type(e).__name__}: {e}"
         raise InputError(
             files[0].parent, None, f"not a valid openhands-v1 folder ({why})"
+        ) from None
+
+
+def import_session(files: list[Path], keep_raw: bool = False) -> list[Trajectory]:
+    """One OpenHands v0 session folder from its ``events/N.json`` files."""
+    events = _read_events(files)
+    try:
+        return openhands_session.convert_session(events, keep_raw)
+    except SHAPE_ERRORS as e:
+        why = f"{type(e).__name__}: {e}"
+        raise InputError(
+            files[0].parent, None, f"not a valid OpenHands session folder ({why})"
         ) from None
 
 
@@ -134,6 +156,8 @@ def import_episodes(files: list[Path], keep_raw: bool = False) -> list[Trajector
 def _unit_kind(f: Path, fmt: str | None) -> str | None:
     if fmt in (None, openhands_v1.NAME) and openhands_v1.event_index(f) is not None:
         return "events"
+    if fmt in (None, openhands_session.NAME) and openhands_session.event_number(f) is not None:
+        return "session"
     if fmt in (None, terminus_episodes.NAME) and terminus_episodes.episode_index(f) is not None:
         return "episodes"
     if fmt in (None, openai_chat.NAME) and openai_chat.call_log_time(f.name) is not None:
@@ -152,7 +176,7 @@ def _units(files: list[Path], fmt: str | None) -> list[Path | tuple[str, list[Pa
         if kind is None:
             units.append(f)
             continue
-        key = (kind, f.parent.parent if kind == "episodes" else f.parent)
+        key = (kind, f.parent.parent if kind == "episodes" else f.parent)  # events: one folder
         if key not in groups:
             units.append(groups.setdefault(key, (kind, [])))
         groups[key][1].append(f)
@@ -168,7 +192,9 @@ def _unit_path(unit: Unit) -> Path:
     """The path a unit's skips, errors and id suffixes name."""
     if not isinstance(unit, tuple):
         return unit
-    return unit[1][0].parent.parent if unit[0] == "events" else unit[1][0]
+    if unit[0] == "events":
+        return openhands_v1.conversation_of(unit[1][0])
+    return unit[1][0].parent.parent if unit[0] == "session" else unit[1][0]
 
 
 def _import_unit(unit: Unit, fmt: str | None, keep_raw: bool) -> list[Trajectory]:
@@ -176,6 +202,8 @@ def _import_unit(unit: Unit, fmt: str | None, keep_raw: bool) -> list[Trajectory
         return import_file(unit, fmt, keep_raw)
     if unit[0] == "events":
         return import_events(unit[1], keep_raw)
+    if unit[0] == "session":
+        return import_session(unit[1], keep_raw)
     if unit[0] == "episodes":
         return import_episodes(unit[1], keep_raw)
     return import_call_logs(unit[1], keep_raw)
@@ -208,6 +236,7 @@ def iter_import(
     fmt: str | None = None,
     keep_raw: bool = False,
     workers: int = 1,
+    skip_hidden: bool = False,
 ) -> Iterator[Trajectory]:
     """Yield trajectories file by file (memory stays flat); errors and skips go to ``report``.
 
@@ -216,7 +245,7 @@ def iter_import(
     (``id:file``, then ``#n``, on a clash).
     """
     seen: set[str] = set()
-    units = _units(iter_files(paths), fmt)
+    units = _units(iter_files(paths, skip_hidden=skip_hidden), fmt)
     with paused_gc():
         if workers > 1 and len(units) > 1:
             from agentpost.trajectory.import_workers import parallel
@@ -245,9 +274,13 @@ def iter_import(
 
 
 def import_paths(
-    paths: list[Path], fmt: str | None = None, keep_raw: bool = False, workers: int = 1
+    paths: list[Path],
+    fmt: str | None = None,
+    keep_raw: bool = False,
+    workers: int = 1,
+    skip_hidden: bool = False,
 ) -> ImportReport:
     """Import every file into one report (trajectories kept in memory)."""
     report = ImportReport()
-    report.trajectories = list(iter_import(paths, report, fmt, keep_raw, workers))
+    report.trajectories = list(iter_import(paths, report, fmt, keep_raw, workers, skip_hidden))
     return report
