@@ -273,7 +273,12 @@ def _archive(run_dir, name: str, files: dict[str, bytes]) -> dict:
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    return {"path": f"snapshots/{name}.tar", "sha256": digest, "bytes": path.stat().st_size, "call": 0}
+    return {
+        "path": f"snapshots/{name}.tar",
+        "sha256": digest,
+        "bytes": path.stat().st_size,
+        "call": 0,
+    }
 
 
 def test_state_diffs_from_recorded_snapshots(tmp_path) -> None:
