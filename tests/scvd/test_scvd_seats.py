@@ -260,10 +260,13 @@ def test_state_diffs_decide_over_the_command_text() -> None:
     assert boundary_evidence(t, 1, 0, diffs)["evidence"] == "state-diff"
 
 
-def _archive(run_dir, name: str, files: dict[str, bytes]) -> dict:
+def _archive(run_dir, name: str, files: dict[str, bytes], step: int) -> dict:
     import hashlib
     import io
+    import json
     import tarfile
+
+    from agentpost.sandbox.snapshot_store import _manifest_key
 
     (run_dir / "snapshots").mkdir(exist_ok=True)
     path = run_dir / "snapshots" / f"{name}.tar"
@@ -273,6 +276,11 @@ def _archive(run_dir, name: str, files: dict[str, bytes]) -> dict:
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    manifest = run_dir / _manifest_key("t")  # what `run --snapshots` writes beside the archives
+    manifest.parent.mkdir(parents=True, exist_ok=True)
+    with manifest.open("a") as f:
+        line = {"trajectory": "t", "step": step, "call": 0, "sha256": digest}
+        f.write(json.dumps(line) + "\n")
     return {
         "path": f"snapshots/{name}.tar",
         "sha256": digest,
@@ -288,11 +296,14 @@ def test_state_diffs_from_recorded_snapshots(tmp_path) -> None:
     base = {"testbed/django/utils/dateparse.py": b"old", "testbed/setup.py": b"s"}
     after = {"testbed/django/utils/dateparse.py": b"new", "testbed/setup.py": b"s", "tmp/x": b"1"}
     for i, files in enumerate([base, after, after]):
-        t.turns[i].extra["snapshots"] = [_archive(tmp_path, f"s{i}", files)]
+        t.turns[i].extra["snapshots"] = [_archive(tmp_path, f"s{i}", files, i)]
     diffs = state_diffs(t, tmp_path)
     assert diffs == {(1, 0): [("/testbed/django/utils/dateparse.py", "modified"), ("/tmp/x", "added")],
                      (2, 0): []}  # fmt: skip
     assert boundary(annotate_seat(t, "t", "changes", diffs)) == (1, True, "supports_pass")
     # a damaged archive is never read: that call has no state diff, its command decides
     (tmp_path / "snapshots/s1.tar").write_bytes(b"x")
+    assert (1, 0) not in state_diffs(t, tmp_path)
+    # an archive the run's manifest does not list for that call is not believed either
+    t.turns[1].extra["snapshots"] = [_archive(tmp_path, "s1", after, 0)]
     assert (1, 0) not in state_diffs(t, tmp_path)

@@ -5,7 +5,8 @@ reference in ``Turn.extra["snapshots"]`` (``sandbox.snapshot_store``). Two conse
 manifests (path -> content digest, timestamps and owners ignored) differ exactly in the files
 the later call added, modified or deleted: the strongest evidence of what a call changed
 (``changes.call_changes``, evidence ``state-diff``). A call with no snapshot, or whose archive
-cannot be found or no longer matches its hash, gets no entry; the judges then read its command.
+``snapshot_store.trusted`` does not vouch for (the run's own manifest must list it for that call,
+and its bytes must match its hash), gets no entry; the judges then read its command.
 The first snapshot has no predecessor: it is compared with nothing and gets no entry either.
 
 Layer: io.
@@ -45,11 +46,11 @@ def state_diffs(
         for j in range(len(turn.tool_calls)):
             if j not in refs:
                 continue
-            archive = snapshot_store.resolve(refs[j], run_dir)
-            if archive is None:
-                prev = None
-                continue
-            man = snapshot_store.manifest(archive)
+            with snapshot_store.trusted(refs[j], run_dir, traj.id, (step, j)) as found:
+                if found.path is None:
+                    prev = None
+                    continue
+                man = snapshot_store.contents(found.path)
             if prev is not None:
                 out[(step, j)] = diff_manifests(prev, man)
             prev = man
