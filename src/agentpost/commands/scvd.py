@@ -112,8 +112,9 @@ def calibrate_cmd(
     ] = False,
     json_out: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
-    """Judge accuracy against labels: each seat alone (pooled, strict, per field, boundary, z
-    confusion), the panels, their agreement, Krippendorff's alpha, the arbiter."""
+    """Judge accuracy against labels: each seat alone, the panels, their agreement, the arbiter.
+
+    Per seat and panel: pooled, strict, per field, boundary, z confusion; Krippendorff's alpha."""
     from agentpost.scvd import calibrate_io, real_labels
     from agentpost.scvd.diagnose_out import calibration_text
 
