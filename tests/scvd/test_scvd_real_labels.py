@@ -12,12 +12,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from shared_data import TRAJECTORIES
 
 from agentpost.errors import InputError
 from agentpost.scvd import calibrate_io, real_labels
 
 ROOT = Path(__file__).resolve().parents[2]
-SHARED = ROOT.parent / "shared" / "data" / "trajectories"
+SHARED = TRAJECTORIES
 AGENTPOST = str(Path(sys.executable).parent / "agentpost")
 ENV = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
 # Panel misses measured on the frozen labels (data/README.md): a fixed case or a new miss
