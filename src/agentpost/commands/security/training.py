@@ -22,12 +22,13 @@ def hint_command(
     suite: Path | None = typer.Option(None, "--suite", help="Suite directory for a task id."),
 ) -> None:
     """Print a task's teacher-only hint at LEVEL (spec b.7)."""
+    from agentpost.security.cwe import load_names
     from agentpost.security.hints import hint
-    from agentpost.security.suite import find_task, load_data
+    from agentpost.security.suite import find_task
 
     t = find_task(task, suite)
     try:
-        typer.echo(hint(level.upper(), t.cwes, t.hints, load_data("cwe_names_v4.14.json")["cwes"]))
+        typer.echo(hint(level.upper(), t.cwes, t.hints, load_names()))
     except ValueError as e:
         raise InputError(None, "--level", str(e)) from None
 
