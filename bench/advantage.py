@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from agentpost.efficiency.advantage import (
+from agentpost.hero.advantage import (
     RolloutBatch,
     grpo_advantages,
     hero_advantages,

@@ -7,6 +7,8 @@
 #                                    start the daemon with scripts/dockerd.sh start)
 #   bash scripts/setup.sh --ray      also install the ray extra (the Ray executor)
 #   bash scripts/setup.sh --llama    also build llama.cpp's server (the lab's real model server)
+#   bash scripts/setup.sh --swebench also install the swebench extra (SWE-bench's harness: specs,
+#                                    eval scripts, log parsers) and docker.io + debootstrap
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,6 +17,7 @@ train=0
 docker=0
 ray=0
 llama=0
+swebench=0
 for arg in "$@"; do
   case "$arg" in
     --no-demo) run_demo=0 ;;
@@ -22,6 +25,7 @@ for arg in "$@"; do
     --docker) docker=1 ;;
     --ray) ray=1 ;;
     --llama) llama=1 ;;
+    --swebench) swebench=1; docker=1 ;;
     *) echo "unknown option: $arg" >&2; exit 2 ;;
   esac
 done
@@ -64,6 +68,9 @@ if [ "$train" = 1 ]; then
 fi
 if [ "$ray" = 1 ]; then
   extras="$extras,ray"
+fi
+if [ "$swebench" = 1 ]; then
+  extras="$extras,swebench"
 fi
 if [ "$llama" = 1 ]; then
   extras="$extras,lab"  # compiles llama.cpp (pip caches the wheel for later installs)

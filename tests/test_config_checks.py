@@ -9,7 +9,7 @@ import pytest
 from agentpost.agent.loop import LoopConfig
 from agentpost.agent.transport import TransportConfig
 from agentpost.cli import main
-from agentpost.efficiency.config import HeroConfig
+from agentpost.hero.config import HeroConfig
 from agentpost.judges.base import HeuristicSeat
 from agentpost.judges.config import Panel
 from agentpost.lab.hero_lab import HeroLabConfig
@@ -17,11 +17,11 @@ from agentpost.lab.policy import PolicySize
 from agentpost.lab.scvd_lab import ScvdLabConfig
 from agentpost.lab.stages import PolicyConfig
 from agentpost.prices import Prices
+from agentpost.scvd.distill.collect import CollectOptions
+from agentpost.scvd.pipeline import DiagnoseOptions
+from agentpost.scvd.protocol import Truncation
 from agentpost.train.securevibe_train import SecureVibeTrainConfig
 from agentpost.train.trl_sft import SFTDefaults
-from agentpost.verification.collect import CollectOptions
-from agentpost.verification.pipeline import DiagnoseOptions
-from agentpost.verification.protocol import Truncation
 
 NAN = float("nan")
 BAD = [

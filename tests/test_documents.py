@@ -14,7 +14,7 @@ import pytest
 from agentpost.documents.formats import FORMATS, fmt, kind_of, lookup, producer
 from agentpost.documents.write import atomic_write, write_json, write_lines
 from agentpost.errors import InputError
-from agentpost.report.build import JSONL_KINDS, KINDS, classify_json
+from agentpost.report.scan import JSONL_KINDS, KINDS, classify_json
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "agentpost"
 FORMAT_RE = re.compile(r"""["'](agentpost\.[a-z][a-z0-9_.-]*/\d+)["']""")
@@ -75,10 +75,10 @@ def test_every_literal_producer_name_resolves_to_code() -> None:
 
 
 def test_producer_is_built_from_the_function_and_its_arguments() -> None:
-    from agentpost.efficiency.analyze import analyze
+    from agentpost.hero.analyze import analyze
 
     block = producer(analyze, n_boot=0, inputs=["a.jsonl"])
-    assert block["name"] == "agentpost.efficiency.analyze.analyze"
+    assert block["name"] == "agentpost.hero.analyze.analyze"
     assert resolve(block["name"]) is analyze and block["args"] == {
         "n_boot": 0,
         "inputs": ["a.jsonl"],

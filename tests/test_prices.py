@@ -8,8 +8,8 @@ import pytest
 
 from agentpost.agent.ledger import usage_cost
 from agentpost.commands._options import prices
-from agentpost.efficiency.cost import effective_token_price, trajectory_cost
 from agentpost.errors import InputError
+from agentpost.hero.cost import effective_token_price, trajectory_cost
 from agentpost.prices import Prices
 from agentpost.trajectory.model import Outcome, Producer, Trajectory, Turn, Usage
 

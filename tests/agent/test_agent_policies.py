@@ -17,13 +17,13 @@ from agentpost.agent.policies import (
 )
 from agentpost.agent.run import Agent, Rollout, rollout_one, run_groups
 from agentpost.agent.tokenize import count_tokens
-from agentpost.efficiency.behaviours import detect
 from agentpost.errors import InputError
+from agentpost.hero.behaviours import detect
+from agentpost.replay.run import replay
 from agentpost.sandbox.executors import LocalExecutor
 from agentpost.sandbox.registry import get_backend
 from agentpost.tasks.loader import bundled_suite_path, load_suite, load_task
 from agentpost.trajectory.io import iter_jsonl
-from agentpost.verification.replay import replay
 
 BACKEND = get_backend("bwrap")
 pytestmark = pytest.mark.skipif(not BACKEND.available(), reason="bubblewrap unavailable")

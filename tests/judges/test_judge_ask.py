@@ -14,10 +14,10 @@ from agentpost.judges.ask import ask_judge, fill_seats, messages_key
 from agentpost.judges.base import HeuristicSeat, JudgeReply
 from agentpost.judges.config import DEFAULT_CONFIG, build_panel
 from agentpost.judges.scripted import ScriptedJudge
+from agentpost.scvd.examples import edge_case
+from agentpost.scvd.judging import HeuristicJudge, annotate_one, scvd_judges
 from agentpost.security.judging import panel_annotate
 from agentpost.security.suite import MARKERS, load_data
-from agentpost.verification.examples import edge_case
-from agentpost.verification.judging import HeuristicJudge, annotate_one, scvd_judges
 
 TRAJ, _ = edge_case("fail-then-repair")
 Q = [{"role": "user", "content": "a number, please"}]
@@ -104,7 +104,7 @@ def test_scvd_fills_heuristic_seats_with_its_variants() -> None:
         panel.judges[0].ask(Q, TRAJ, "c")
     filled = scvd_judges(panel.judges)
     assert [type(j) for j in filled] == [HeuristicJudge] * 3
-    assert [j.variant for j in filled] == ["broad", "artifact", "run"]
+    assert [j.variant for j in filled] == ["changes", "commands", "narration"]
     assert "version" in filled[0].fingerprint  # the store key changes with the heuristic
     res = annotate_one(panel.judges[1], TRAJ, TRAJ.id)  # a seat given directly is filled too
     assert res.status == "valid" and res.annotation.z == "error"

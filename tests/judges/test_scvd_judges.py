@@ -12,8 +12,8 @@ from agentpost.agent.loopback import LoopbackServer
 from agentpost.judges.ask import messages_key
 from agentpost.judges.remote import OpenAIJudge, RecordedJudge
 from agentpost.judges.scripted import ScriptedJudge
-from agentpost.verification.examples import edge_case
-from agentpost.verification.judging import HeuristicJudge, annotate_one
+from agentpost.scvd.examples import edge_case
+from agentpost.scvd.judging import HeuristicJudge, annotate_one
 
 TRAJ, LABEL = edge_case("fail-then-repair")
 GOOD = json.dumps(LABEL)

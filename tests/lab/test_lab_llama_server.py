@@ -60,8 +60,8 @@ def test_llama_cpp_computes_the_same_logits_as_the_hf_model(gguf_model):
 def test_run_and_an_llm_judge_against_the_real_server(gguf_model, tmp_path, monkeypatch):
     from agentpost.judges.config import build_panel
     from agentpost.lab.tasks import write_family
+    from agentpost.scvd.pipeline import DiagnoseOptions, diagnose
     from agentpost.trajectory.io import read_jsonl
-    from agentpost.verification.pipeline import DiagnoseOptions, diagnose
 
     _, _, path = gguf_model
     write_family(tmp_path / "tasks", seed=0, n_train=1, n_heldout=0)

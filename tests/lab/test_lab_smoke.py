@@ -68,7 +68,7 @@ def test_the_scvd_fine_tune_moves_the_student(smoke):
     import torch
     from safetensors.torch import load_file
 
-    from agentpost.train.sft_io import read_rows
+    from agentpost.sft.io import read_rows
 
     out, _ = smoke
     sc = read_rows(out / "scvd" / "data" / "sc.parquet")

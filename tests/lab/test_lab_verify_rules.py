@@ -9,8 +9,8 @@ from agentpost.lab.episodes import scripted_episode
 from agentpost.lab.tasks import write_family
 from agentpost.lab.verify_rules import annotate_commands, reads, record, replay_to_candidate, writes
 from agentpost.sandbox.registry import get_backend
+from agentpost.scvd.records import from_dicts
 from agentpost.tasks.loader import load_suite
-from agentpost.verification.records import from_dicts
 
 BACKEND = get_backend("bwrap")
 needs_bwrap = pytest.mark.skipif(not BACKEND.available(), reason="bubblewrap unavailable")
@@ -73,7 +73,7 @@ def test_scripted_behaviours_get_the_annotation_their_commands_imply(tasks, tmp_
         for _ in range(2):  # fills the memo, then answers from it: the sandbox's answers
             assert record(t, ep, outs[t.id], BACKEND, model=b, run="r0", memo=memo) == r, b
         rows.append(r)
-    from_dicts(rows)  # every record is consistent (verification.records rules)
+    from_dicts(rows)  # every record is consistent (scvd.records rules)
 
 
 @needs_bwrap

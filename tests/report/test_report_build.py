@@ -13,19 +13,18 @@ import sys
 from pathlib import Path
 
 import pytest
+from shared_data import TRAJECTORIES
 
-from agentpost.report.build import classify_json, render_run_dir, scan
+from agentpost.report.build import render_run_dir
+from agentpost.report.scan import classify_json, scan
 from agentpost.trajectory.io import write_jsonl
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "trajectories"
-MINI = DATA / "mini-swe-agent" / "swebench-bash-only_gemini-3-pro" / "trajs"
+MINI = TRAJECTORIES / "mini-swe-agent" / "swebench-bash-only_gemini-3-pro" / "trajs"
 CLI = [sys.executable, "-c", "from agentpost.cli import main; main()"]
 
 
 @pytest.fixture(scope="module")
-def imported() -> list:
-    if not MINI.is_dir():
-        pytest.skip(f"shared data not found at {MINI}")
+def imported(shared_data) -> list:
     from agentpost.trajectory.importing import import_file
 
     return [t for p in sorted(MINI.glob("*/*.traj.json")) for t in import_file(p)]
@@ -34,7 +33,7 @@ def imported() -> list:
 def test_efficiency_only_directory_renders_efficiency_and_says_what_was_not_run(
     tmp_path: Path, imported: list
 ) -> None:
-    from agentpost.efficiency.analyze import analyze
+    from agentpost.hero.analyze import analyze
 
     (tmp_path / "eff.json").write_text(json.dumps(analyze(imported, n_boot=50)))
     found = scan(tmp_path)
@@ -43,11 +42,11 @@ def test_efficiency_only_directory_renders_efficiency_and_says_what_was_not_run(
     assert "Unproductive turns by kind, per model" in html
     assert "No logprobs in these trajectories" in html  # mini-swe-agent records none
     assert html.count("Not run:") == 5  # runs, tokens, verification, security, trajectories
-    assert "agentpost.efficiency.analyze.analyze 0.1.0" in html
+    assert "agentpost.hero.analyze.analyze 0.1.0" in html
 
 
 def test_trajectories_and_scvd_metrics_directory(tmp_path: Path, imported: list) -> None:
-    from agentpost.verification.metrics import compute, from_dicts
+    from agentpost.scvd.metrics import compute, from_dicts
 
     write_jsonl(tmp_path / "imported.jsonl", imported)
     rows = [{"model": t.model or "m", "run": "r1", "task": t.task_id, "I_c": True, "I_v": True,
@@ -125,7 +124,7 @@ def test_security_check_and_grade_outputs_of_the_cli(tmp_path: Path) -> None:
 
 
 def test_names_from_the_data_are_escaped(tmp_path: Path, imported: list) -> None:
-    from agentpost.efficiency.analyze import analyze
+    from agentpost.hero.analyze import analyze
 
     hostile = "<img src=x onerror=alert(1)>"
     trajs = [t.model_copy(update={"model": hostile, "task_id": hostile}) for t in imported]

@@ -48,12 +48,16 @@ def test_func_only_value_is_configurable_and_ablations():
         five_level("weird", True, True)
 
 
-def test_group_advantage_matches_loop_reference():
+def test_group_advantage_is_the_releases_bessel_std_with_eps_1e_6():
     rewards = [1.0, 0.5, -0.5, -1.0]
     mean = sum(rewards) / 4
-    std = math.sqrt(sum((r - mean) ** 2 for r in rewards) / 4)
-    assert group_advantages(rewards) == pytest.approx([(r - mean) / (std + 1e-6) for r in rewards])
+    std = math.sqrt(sum((r - mean) ** 2 for r in rewards) / 3)  # ddof 1
+    want = [(r - mean) / (std + 1e-6) for r in rewards]
+    assert group_advantages(rewards) == pytest.approx(want, rel=1e-12)
+    pop = math.sqrt(sum((r - mean) ** 2 for r in rewards) / 4)
+    assert group_advantages(rewards) != pytest.approx([(r - mean) / pop for r in rewards], rel=1e-3)
     assert group_advantages([0.5] * 4) == [0.0] * 4
+    assert group_advantages([1.0]) == [0.0] and group_advantages([]) == []
 
 
 @pytest.mark.parametrize(

@@ -42,22 +42,31 @@ WRONG_CALC = "def calculate(expression):\n    return 0\n"
 
 
 @pytest.fixture
-def scripted_calculator_envs(backend):
+def scripted_calculator_envs(backend, tmp_path_factory):
     """``make(schedule)`` → an env factory for the ``calculator`` task: rollout n gets candidate
     ``schedule[n // G][n % G]`` written into its /app before the policy's turns (``secure`` or
     ``vulnerable`` reference, ``wrong`` = functionally wrong, ``none`` = untouched), because a
     random tiny model writes nothing useful. The policy's own turns run as a logging command
-    (random text is never a shell command). Grading of the final /app is real."""
+    (random text is never a shell command). Grading of the final /app is real. Two failures are
+    real too: ``abort`` closes the rollout's sandbox before the policy's turns (the rollout
+    fails: aborted), ``gradefail`` grades the secure candidate with a suite harness that exits
+    before the candidate runs (the grader fails: aborted, a grading failure)."""
+    import dataclasses
     import shlex
 
     from agentpost.security.suite import find_task
     from agentpost.train.securevibe_rl import SecurityTaskEnv
 
     task = find_task("calculator")
+    broken = tmp_path_factory.mktemp("harness") / "_harness.py"
+    broken.write_text("raise SystemExit(4)  # the harness fails before the candidate runs\n")
+    broken_task = dataclasses.replace(task, harness=broken)
 
     def candidate(kind: str) -> str | None:
-        if kind == "none":
+        if kind in ("none", "abort"):
             return None
+        if kind == "gradefail":
+            kind = "secure"
         text = WRONG_CALC if kind == "wrong" else (task.references[kind] / "calc.py").read_text()
         return f"cat > /app/calc.py <<'EOF_CAND'\n{text}EOF_CAND"
 
@@ -66,10 +75,14 @@ def scripted_calculator_envs(backend):
 
     def make(schedule, group_size: int):
         def env_factory(n: int, t):
+            kind = schedule[n // group_size][n % group_size]
+            t = broken_task if kind == "gradefail" else t
             env = SecurityTaskEnv(t, backend=backend, command=log_turn, timeout_s=30)
-            cmd = candidate(schedule[n // group_size][n % group_size])
+            cmd = candidate(kind)
             if cmd:
                 assert env.box.exec(cmd).exit_code == 0
+            if kind == "abort":
+                env.box.close()
             return env
 
         return env_factory

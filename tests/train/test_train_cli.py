@@ -11,8 +11,8 @@ pytest.importorskip("trl")
 from typer.testing import CliRunner  # noqa: E402
 
 from agentpost import cli  # noqa: E402
-from agentpost.train.sft_data import make_row  # noqa: E402
-from agentpost.train.sft_io import write_rows  # noqa: E402
+from agentpost.sft.io import write_rows  # noqa: E402
+from agentpost.sft.rows import make_row  # noqa: E402
 
 
 def invoke(*args):

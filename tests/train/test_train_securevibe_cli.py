@@ -30,8 +30,10 @@ def test_hg_trains_the_tiny_model_and_rl_stalls_without_positive_rewards(tmp_pat
     summary = json.loads((tmp_path / "hg" / "summary.json").read_text())
     (group,) = summary["steps"][0]["groups"]
     assert group["task"] == "calculator" and all(x in (-1.0, -0.5, -0.75) for x in group["rewards"])
-    assert any("hg/divergence" in e for e in summary["log_history"])
-    assert summary["producer"]["args"]["hint_level"] == "L4"
+    assert any("hg/distill_loss" in e and "hg/reverse_kl" in e for e in summary["log_history"])
+    args = summary["producer"]["args"]
+    assert (args["hint_level"], args["divergence"], args["lam"], args["hint_template"]) == (
+        "L4", "js_skew", 0.5, "release")  # fmt: skip
     assert (tmp_path / "hg" / "model" / "config.json").is_file()
     # resumed: step 1 comes from the checkpoint, only step 2 is rolled out and trained
     two_steps = [*FAST[:2], "--steps", "2", *FAST[4:]]
@@ -49,10 +51,17 @@ def test_hg_trains_the_tiny_model_and_rl_stalls_without_positive_rewards(tmp_pat
 
 
 def test_bad_options_are_one_line_errors(tmp_path):
+    bad = tmp_path / "no-placeholder.txt"
+    bad.write_text("a template without the hint field\n")
     for args, opt in ((["hg", "--divergence", "kl"], "--divergence"),
                       (["hg", "--hint-level", "L5"], "--hint-level"),
                       (["rl", "--reward", "dense"], "--reward"),
                       (["rl", "--task", "nope"], "--task"),
-                      (["rl", "--model", str(tmp_path)], "--model")):  # fmt: skip
+                      (["rl", "--model", str(tmp_path)], "--model"),
+                      (["rl", "--refill", "forever"], "--refill"),
+                      (["rl", "--on-grading-failure", "retry"], "--on-grading-failure"),
+                      (["hg", "--max-consecutive-aborted", "-1"], "--max-consecutive-aborted"),
+                      (["hg", "--hint-template", str(tmp_path / "none.txt")], "--hint-template"),
+                      (["hg", "--hint-template", str(bad)], "--hint-template")):  # fmt: skip
         r = cli(*args, "-o", str(tmp_path / "x"))
         assert r.returncode != 0 and opt in r.stderr, (args, r.stderr[-500:])

@@ -25,8 +25,8 @@ pytest.importorskip("trl")
 transformers = pytest.importorskip("transformers")
 datasets = pytest.importorskip("datasets")
 
-from agentpost.efficiency.advantage import hero_advantages, make_batch, token_advantages  # noqa: E402
-from agentpost.efficiency.config import HeroConfig  # noqa: E402
+from agentpost.hero.advantage import hero_advantages, make_batch, token_advantages  # noqa: E402
+from agentpost.hero.config import HeroConfig  # noqa: E402
 from agentpost.sandbox.bwrap import BwrapBackend  # noqa: E402
 from agentpost.train.trl_hero import (  # noqa: E402
     SandboxShellEnv,

@@ -9,7 +9,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("trl")
 
-from agentpost.train.sft_data import IGNORE, make_row, tokenize_row  # noqa: E402
+from agentpost.sft.rows import IGNORE, make_row, tokenize_row  # noqa: E402
 from agentpost.train.tiny import char_chat_tokenizer, tiny_llama  # noqa: E402
 from agentpost.train.trl_sft import SFTDefaults, masked_loss, sft_config, train_sft  # noqa: E402
 

@@ -10,8 +10,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from agentpost.efficiency.advantage import hero_advantages, make_batch, token_advantages  # noqa: E402
-from agentpost.efficiency.config import HeroConfig  # noqa: E402
+from agentpost.hero.advantage import hero_advantages, make_batch, token_advantages  # noqa: E402
+from agentpost.hero.config import HeroConfig  # noqa: E402
 from agentpost.train.verl_hero import compute_hero_advantage, mask_runs  # noqa: E402
 
 

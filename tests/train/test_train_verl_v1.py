@@ -115,7 +115,7 @@ def test_hero_inputs_reach_the_v1_advantage_step(tmp_path):
     from verl.trainer.ppo.v1 import AgentLoopWorkerTQ, PPOTrainerSync
     from verl.utils.dataset.rl_dataset import RLHFDataset
 
-    from agentpost.efficiency.config import HeroConfig
+    from agentpost.hero.config import HeroConfig
     from agentpost.train import verl_agent_loop, verl_trainer
     from agentpost.train.verl_hero import hero_from_tensors, register
 

@@ -16,7 +16,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("verl", reason="verl has its own venv (scripts/verl-check.sh)")
 ray = pytest.importorskip("ray")
 
-from agentpost.efficiency.config import HeroConfig  # noqa: E402
+from agentpost.hero.config import HeroConfig  # noqa: E402
 from agentpost.train.verl_hero import compute_hero_advantage  # noqa: E402
 from agentpost.train.verl_main import HERO_ENV, SETUP_HOOK, runtime_env  # noqa: E402
 

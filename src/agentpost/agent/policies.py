@@ -8,7 +8,7 @@ commands), ``[agentpost].check`` (a self-check that fails on the wrong solution)
 - ``careful``: explore, write the oracle solution, run the check, repair if it fails, submit.
 - ``hasty``: write the wrong solution and submit without checking (fails where it is wrong).
 - ``wasteful``: explore, then re-read the same files for ``WASTE_TURNS`` more turns, using only
-  the explore commands HERO's classifier counts as read-only (``efficiency.behaviours``; ``ls
+  the explore commands HERO's classifier counts as read-only (``hero.behaviours``; ``ls
   -la`` when none is), so the run is long enough for its over-exploration detector (15
   consecutive read-only turns) on every task; then solve correctly and submit.
 - ``wrong-then-repaired``: explore, write the wrong solution first, run the check (which
@@ -34,8 +34,8 @@ from agentpost.agent.formats import get_format
 from agentpost.agent.run import Agent
 from agentpost.agent.scripted import ScriptedModel
 from agentpost.components import resolve
-from agentpost.efficiency.behaviours import command_is_read_only
 from agentpost.errors import InputError
+from agentpost.hero.behaviours import command_is_read_only
 from agentpost.tasks.model import Task
 
 WASTE_TURNS = 16  # read-only turns after exploring: past HERO's over-exploration run of 15

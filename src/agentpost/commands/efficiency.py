@@ -1,6 +1,6 @@
 """`agentpost efficiency FILE.jsonl...` (HERO analyses) and `agentpost hero advantages GROUPS.json`.
 
-The first prints the ``agentpost.efficiency/1`` document (see ``agentpost.efficiency.analyze``)
+The first prints the ``agentpost.efficiency/1`` document (see ``agentpost.hero.analyze``)
 with ``--json``, else readable tables. The second prints, with ``--json``, one advantage per turn
 and the gate per rollout: ``{"rollouts": [{"group", "turn_advantages": [...], "gate": w, "p",
 "resolved", "tokens"}], "clipped_fraction", ...}`` (``id`` is passed through when the input has
@@ -17,8 +17,8 @@ from pathlib import Path
 import typer
 
 from agentpost.commands._options import config, price_option, prices
-from agentpost.efficiency.config import ABLATIONS
 from agentpost.errors import InputError
+from agentpost.hero.config import ABLATIONS
 
 # b.11 variants as the spec spells them ("no-HPO", "random-20%"); underscores work too
 ABLATION_NAMES = [k.replace("_", "-") + ("%" if k.endswith("_20") else "") for k in ABLATIONS]
@@ -76,7 +76,7 @@ def efficiency(
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
 ) -> None:
     """Token efficiency, unproductive behaviours and entropy association per trajectory/model."""
-    from agentpost.efficiency.analyze import analyze
+    from agentpost.hero.analyze import analyze
     from agentpost.trajectory.io import read_jsonl
 
     if entropy_tokens not in ("all", "action_only"):
@@ -117,7 +117,7 @@ def efficiency(
     if as_json:
         typer.echo(text)
     else:
-        from agentpost.efficiency.tables import print_efficiency
+        from agentpost.hero.tables import print_efficiency
 
         print_efficiency(doc)
 
@@ -135,8 +135,8 @@ def _read_trajectories(files: list[Path]) -> list:
 def _groups(files: list[Path], pool_agents: bool) -> dict:
     """The HERO groups document of canonical trajectory files (grouped by task)."""
     from agentpost.documents.formats import producer
-    from agentpost.efficiency.analyze import analyze
-    from agentpost.efficiency.groups import GroupingError, hero_groups
+    from agentpost.hero.analyze import analyze
+    from agentpost.hero.groups import GroupingError, hero_groups
 
     trajs = _read_trajectories(files)
     rows = analyze(trajs, n_boot=0)["trajectories"]
@@ -234,9 +234,9 @@ def advantages(
     import sys
 
     from agentpost.documents.formats import producer
-    from agentpost.efficiency.advantage import hero_advantages
-    from agentpost.efficiency.advantages_out import advantages_document
-    from agentpost.efficiency.config import HeroConfig
+    from agentpost.hero.advantage import hero_advantages
+    from agentpost.hero.advantages_out import advantages_document
+    from agentpost.hero.config import HeroConfig
 
     if export is not None and export not in ("trl", "verl"):
         raise InputError(None, "--export", f"expected trl or verl, got {export!r}")
@@ -272,7 +272,7 @@ def advantages(
     if as_json:
         typer.echo(json.dumps(doc))
     elif export is None:
-        from agentpost.efficiency.tables import print_advantages
+        from agentpost.hero.tables import print_advantages
 
         print_advantages(doc)
 

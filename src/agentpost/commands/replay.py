@@ -56,7 +56,7 @@ def replay_command(
 
     Prints {status, reward, resolved, calls_replayed, fidelity}; exits 1 unless status is ok.
     """
-    from agentpost.verification.replay import parse_upto, replay
+    from agentpost.replay.run import parse_upto, replay
 
     if call_timeout <= 0:  # every call would time out at once and the replay still say "ok"
         raise InputError(None, "--call-timeout", f"must be positive, got {call_timeout}")

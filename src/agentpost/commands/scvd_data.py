@@ -29,7 +29,7 @@ Out = Annotated[Path, typer.Option("--out", "-o", help="Run directory (reused to
 
 
 def _teacher(teacher, plan, base_url, api_key_env, temperature, max_tokens, token_budget):
-    from agentpost.verification.teacher import make_teacher
+    from agentpost.scvd.distill.teacher import make_teacher
 
     if teacher != "scripted" and not base_url:
         raise InputError(None, "--base-url", "a model teacher needs --base-url")
@@ -79,11 +79,11 @@ def collect_cmd(
     args = {k: str(v) if isinstance(v, Path) else v for k, v in locals().items()}
     args["files"] = [str(f) for f in files]
     from agentpost.judges.config import build_panel, load_config
+    from agentpost.scvd.distill.collect import CollectOptions, collect
+    from agentpost.scvd.distill.collect_out import summary, write_outputs
+    from agentpost.scvd.distill.sources import snapshot_or_replay_state
     from agentpost.store import Store
     from agentpost.tasks.loader import load_suite
-    from agentpost.verification.collect import CollectOptions, collect
-    from agentpost.verification.collect_out import summary, write_outputs
-    from agentpost.verification.snapshots import snapshot_or_replay_state
 
     opts = config(CollectOptions, FLAGS, handoff=handoff, concurrency=concurrency,
                   max_retries=retries, backend=backend, teacher_steps=teacher_steps,
@@ -127,11 +127,11 @@ def ftd_cmd(
 ) -> None:
     """FTD baseline data: the teacher solves each task from scratch (plain prompt); keep R* = 1."""
     args = {k: str(v) if isinstance(v, Path) else v for k, v in locals().items()}
+    from agentpost.scvd.distill.collect import CollectOptions
+    from agentpost.scvd.distill.collect_out import summary, write_outputs
+    from agentpost.scvd.distill.ftd import ftd
     from agentpost.store import Store
     from agentpost.tasks.loader import load_suite
-    from agentpost.verification.collect import CollectOptions
-    from agentpost.verification.collect_out import summary, write_outputs
-    from agentpost.verification.ftd import ftd
 
     opts = config(CollectOptions, FLAGS, concurrency=concurrency, max_retries=retries,
                   backend=backend, teacher_steps=teacher_steps, progress=progress)  # fmt: skip
@@ -162,8 +162,8 @@ def match_cmd(
     as_json: AsJson = False,
 ) -> None:
     """Task- and size-match datasets: common tasks only, the same row count per task in each."""
-    from agentpost.train.sft_io import read_rows, write_rows, write_verl
-    from agentpost.verification.matching import match
+    from agentpost.scvd.distill.matching import match
+    from agentpost.sft.io import read_rows, write_rows, write_verl
 
     if len(data) < 2:
         raise InputError(None, "DATA", "give at least two datasets to match")

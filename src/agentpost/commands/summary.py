@@ -22,12 +22,14 @@ def register(app: typer.Typer) -> None:
 
 
 def _mark_unavailable(doc: dict) -> None:
-    """Say so when a recommended command is not part of this build (yet)."""
-    import typer.main
+    """Say so when a recommended command is not part of this build (yet): the command tree is
+    the one running this command (click's root context), so commands/ never imports the CLI."""
+    import click
 
-    from agentpost import cli
-
-    root = typer.main.get_command(cli.app)
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:  # called as a library function: there is no command tree to check against
+        return
+    root = ctx.find_root().command
     for a in doc["agents"]:
         sig = a["signal"]
         words = (sig.get("command") or "").split()

@@ -51,7 +51,7 @@ def sft_cmd(
     """Supervised fine-tuning on the rows' trained messages only (loss mask from the flags)."""
     from dataclasses import asdict
 
-    from agentpost.train.sft_io import read_rows
+    from agentpost.sft.io import read_rows
     from agentpost.train.trl_sft import SFTDefaults, train_sft
 
     given = {"num_train_epochs": epochs, "learning_rate": learning_rate,

@@ -35,14 +35,22 @@ def import_cmd(
     summary: Path | None = typer.Option(
         None, "--summary", help="Also write the import summary document (agentpost.import/1)."
     ),
+    skip_hidden: bool = typer.Option(
+        False,
+        "--skip-hidden",
+        help="Leave dot-folders out of folder walks (by default .claude, .codex, .openhands "
+        "and other dot-folders are imported).",
+    ),
 ) -> None:
     """Import trajectories into one canonical JSONL file.
+
+    Prints one coverage line per source format (usage, tool-call arguments, results, exit codes, outcomes read) and a warning naming file and field for each file holding less than its layout promises.
 
     Bad files are listed on stderr and make the exit status 1; the good ones are still written.
     """
     from agentpost.trajectory.import_summary import import_to_file, write_import_summary
 
-    res = import_to_file(paths, out, fmt, keep_raw, workers)
+    res = import_to_file(paths, out, fmt, keep_raw, workers, skip_hidden)
     if summary is not None:
         args = {"paths": [str(p) for p in paths], "format": fmt or "auto", "keep_raw": keep_raw}
         write_import_summary(summary, res, args)
@@ -59,10 +67,28 @@ def import_cmd(
         )
         for row in res.skipped:
             typer.echo(f"skipped: {row['path']}: {row['reason']}")
+        _coverage(res.coverage, res.warnings)
     for err in res.errors:
         print(f"error: {err}", file=sys.stderr)
     if res.errors:
         raise typer.Exit(1)
+
+
+SHOWN_WARNINGS = 20  # the rest are in --json and --summary
+
+
+def _coverage(coverage: dict[str, dict[str, int]], warnings: list[str]) -> None:
+    from agentpost.trajectory.coverage import coverage_line
+    from agentpost.trajectory.import_summary import grouped
+
+    for fmt, counts in coverage.items():
+        typer.echo(coverage_line(fmt, counts))
+    warnings = grouped(warnings)
+    for w in warnings[:SHOWN_WARNINGS]:
+        typer.echo(f"warning: {w}")
+    if len(warnings) > SHOWN_WARNINGS:
+        more = len(warnings) - SHOWN_WARNINGS
+        typer.echo(f"warning: {more} more (all of them: --json or --summary FILE)")
 
 
 def stats_cmd(

@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from agentpost.demo.files import write_json
-from agentpost.demo.pipeline import Demo
+from agentpost.demo.model import Demo
 from agentpost.documents.formats import fmt, producer
-from agentpost.efficiency.advantages_out import advantages_document
-from agentpost.efficiency.config import HeroConfig
+from agentpost.hero.advantages_out import advantages_document
+from agentpost.hero.config import HeroConfig
 from agentpost.trajectory.model import Trajectory
 
 
@@ -74,7 +74,7 @@ def preview(groups: dict[str, Any], has_entropy: bool, cfg: HeroConfig | None = 
             "hold the resolution and outcome-calibrated efficiency terms only"
         )
     )
-    from agentpost.efficiency.advantage import hero_advantages
+    from agentpost.hero.advantage import hero_advantages
 
     made_by = producer(hero_advantages, ablation=ablation, **cfg.kwargs(), groups="one per task")
     return advantages_document(groups, cfg, producer=made_by, note=note, carried=("id", "agent"))

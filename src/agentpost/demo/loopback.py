@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agentpost.demo.files import write_json
-from agentpost.demo.pipeline import Demo
+from agentpost.demo.model import Demo
 
 MODEL = "loopback-fake-model"
 SCRIPTS = ("careful", "wasteful")  # few unproductive turns, many: the association has both
@@ -59,7 +59,7 @@ def stage_loopback(d: Demo):
     from agentpost.agent.policies import policy_agents
     from agentpost.agent.run import TRAJECTORIES, Agent, run_groups
     from agentpost.agent.transport import OpenAITransport, TransportConfig
-    from agentpost.efficiency.analyze import analyze
+    from agentpost.hero.analyze import analyze
     from agentpost.tasks.loader import bundled_suite_path, load_suite
     from agentpost.trajectory.io import read_jsonl
 

@@ -8,7 +8,7 @@ Stages (each writes machine-readable JSON into the output directory, then the re
 2. ``trajectories.jsonl`` + ``import.json``: the rollouts go through ``agentpost import``'s own
    function (format auto-detection and validation, as a user's own logs would; ``import.json`` is
    what ``agentpost import --summary`` writes), and every later stage reads the imported file.
-   ``efficiency.json``: HERO analyses over those trajectories (``efficiency.analyze``).
+   ``efficiency.json``: HERO analyses over those trajectories (``hero.analyze``).
 3. ``hero_groups.json`` + ``hero_advantages.json``: a preview of HERO advantages, one group per
    task (``demo.hero``).
 4. ``diagnose/``: SCVD diagnosis with the offline judge panel and candidate-state replay
@@ -32,40 +32,15 @@ from __future__ import annotations
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from agentpost.demo.files import write_json
+from agentpost.demo.model import Demo, PartialStage, Progress
 from agentpost.documents.formats import fmt, producer
 from agentpost.errors import InputError
-
-Progress = Callable[[str], None]
-
-
-@dataclass
-class Demo:
-    """What every stage gets: the output directory, the options and the sandbox backend
-    (``backend`` by name, ``box`` the instance), the progress printer, and ``state`` (input
-    hashes of the cheap stages, kept in ``demo.json``)."""
-
-    out: Path
-    attempts: int = 1
-    limit: int | None = None
-    backend: str = "bwrap"
-    box: Any = None
-    progress: Progress = print
-    state: dict[str, Any] = field(default_factory=dict)
-
-
-class PartialStage(Exception):
-    """A stage finished with some items failed; ``value`` is still usable downstream."""
-
-    def __init__(self, message: str, value: Any):
-        super().__init__(message)
-        self.value = value
 
 
 def _guard(name: str, fn: Callable[[], Any], log: dict, progress: Progress) -> Any:

@@ -1,4 +1,4 @@
-"""The demo's SCVD stage: ``verification.pipeline.diagnose`` (what ``agentpost diagnose`` calls)
+"""The demo's SCVD stage: ``scvd.pipeline.diagnose`` (what ``agentpost diagnose`` calls)
 over the demo's imported terminal trajectories with the default offline judge panel (three
 heuristic variants, arbiter ``artifact``) and candidate-state replay in the demo's backend;
 writes ``diagnose/metrics.json`` and ``diagnose/records.jsonl``. Resumable through the
@@ -12,15 +12,15 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from agentpost.demo.pipeline import Demo
+from agentpost.demo.model import Demo
 
 
 def stage_diagnose(d: Demo, trajs_path: Path) -> None:
     """``agentpost diagnose``'s function over the imported trajectories, default offline panel."""
     from agentpost.judges.config import build_panel, load_config
+    from agentpost.scvd.pipeline import DiagnoseOptions, diagnose
     from agentpost.tasks.loader import bundled_suite_path, load_suite
     from agentpost.trajectory.io import read_jsonl
-    from agentpost.verification.pipeline import DiagnoseOptions, diagnose
 
     trajs = read_jsonl(trajs_path)
     panel = build_panel(load_config(None), "default judge config")

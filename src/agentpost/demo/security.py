@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import orjson
 
-from agentpost.demo.pipeline import Demo
+from agentpost.demo.model import Demo
 
 
 def stage_security(d: Demo) -> None:

@@ -3,7 +3,7 @@
 
 Each calls what the command calls: ``agent.policies.policy_agents`` and ``agent.run.run_groups``
 / ``write_summary``; ``trajectory.import_summary.import_to_file`` and ``write_import_summary``;
-``efficiency.analyze.analyze``.
+``hero.analyze.analyze``.
 
 Layer: io.
 """
@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from agentpost.demo.files import digest, write_json
-from agentpost.demo.pipeline import Demo, PartialStage
+from agentpost.demo.model import Demo, PartialStage
 from agentpost.errors import InputError
 
 CONCURRENCY = 2
@@ -88,7 +88,7 @@ def stage_import(d: Demo, run_trajs: Path) -> Path:
 
 def stage_efficiency(d: Demo, trajs_path: Path) -> dict:
     """HERO's efficiency analyses of the imported trajectories (recomputed when they change)."""
-    from agentpost.efficiency.analyze import analyze
+    from agentpost.hero.analyze import analyze
     from agentpost.trajectory.io import read_jsonl
 
     dest = d.out / "efficiency.json"

@@ -2,7 +2,7 @@
 
 Adding a document is one row here: its name and version, the file it is written to by default,
 the command that writes it and, when the report reads it, the report section's kind
-(``report.build.KINDS``). The report classifies a file by this table (``kind_of``), never by a
+(``report.scan.KINDS``). The report classifies a file by this table (``kind_of``), never by a
 substring of its format, and ``tests/test_documents.py`` fails on a format string in ``src/``
 that is not a row, or a producer name that does not resolve to a module and function.
 
@@ -31,7 +31,7 @@ class Format:
     version: int
     files: str  # the default file name (a glob when it varies)
     writer: str  # the command that writes it ("bundled" for data shipped in the package)
-    kind: str | None = None  # the report section that reads it (report.build.KINDS)
+    kind: str | None = None  # the report section that reads it (report.scan.KINDS)
 
     @property
     def id(self) -> str:
@@ -52,7 +52,9 @@ _ROWS = [
     Format("agentpost.scvd.collect", 1, "scvd.json | ftd.json", "agentpost scvd collect | ftd"),
     Format("agentpost.scvd.match", 1, "match.json", "agentpost scvd match"),
     Format("agentpost.scvd.sample", 1, "*.parquet (meta)", "agentpost scvd collect | ftd"),
-    Format("agentpost.scvd.real-calibration", 1, "verification/data/real-calibration.json",
+    Format("agentpost.scvd.real-calibration", 1, "scvd/data/real-calibration.json",
+           "bundled"),
+    Format("agentpost.scvd.real-labels-calibration", 1, "scvd/data/real-labels-calibration.json",
            "bundled"),
     Format("agentpost.replay", 1, "(stdout)", "agentpost replay --json"),
     Format("agentpost.security.check", 1, "(stdout)", "agentpost security check --json",
@@ -70,8 +72,8 @@ _ROWS = [
     Format("agentpost.security.suite-build", 1, "manifest.json", "agentpost security build-suite"),
     Format("agentpost.security.train", 1, "summary.json", "agentpost security rl | hg"),
     Format("agentpost.security.split", 1, "security/suites/secure/split.json", "bundled"),
-    Format("agentpost.security.cwe_names", 1, "security/data/cwe_names_v4.14.json", "bundled"),
-    Format("agentpost.security.cwe-plan-match", 1, "security/data/cwe_plan_match_v1.json", "bundled"),
+    Format("agentpost.security.cwe_names", 2, "security/data/cwe_names.json", "bundled"),
+    Format("agentpost.security.cwe-plan-match", 2, "security/data/cwe_plan_match.json", "bundled"),
     Format("agentpost.security.markers", 1, "security/data/markers_v1.json", "bundled"),
     Format("agentpost.security.markers", 2, "security/data/markers_v2.json", "bundled"),
     Format("agentpost.sft", 1, "*.parquet", "agentpost scvd collect | ftd | match"),
@@ -82,6 +84,7 @@ _ROWS = [
     Format("agentpost.lab-results", 1, "results.json", "agentpost lab results"),
     Format("agentpost.lab-preflight", 1, "preflight.json", "agentpost lab preflight"),
     Format("agentpost.tasks-check", 1, "(stdout)", "agentpost tasks check --json"),
+    Format("agentpost.swebench-gate", 1, "<cache>/gates/<image>.json", "agentpost tasks check"),
     Format("agentpost.compare", 1, "compare.json", "agentpost compare"),
     Format("agentpost.verdict", 1, "(inside the report)", "agentpost report | summary"),
     Format("agentpost.report", 1, "report.html", "agentpost report"),

@@ -1,3 +1,3 @@
 """Judges for every method: the Judge protocol, OpenAI-compatible, recorded and scripted judges,
 the one call path (ask, check, re-ask, abstain) and the panel configuration. No method's prompt,
-parser or heuristic lives here (SCVD: ``verification.judging``; SecureVibe: ``security.judging``)."""
+parser or heuristic lives here (SCVD: ``scvd.judging``; SecureVibe: ``security.judging``)."""

@@ -1,6 +1,6 @@
 """The one judge call path: ask, check the answer, re-ask with the errors, abstain.
 
-Every method that asks judges (SCVD in ``verification.judging``, SecureVibe in
+Every method that asks judges (SCVD in ``scvd.judging``, SecureVibe in
 ``security.judging``) goes through ``ask_judge`` and supplies only what it owns: the messages,
 a ``check`` that turns raw text into its answer or a list of errors, and a ``reask`` message
 built from those errors. Spec default (SCVD b.2, followed by SecureVibe): at most two re-asks,

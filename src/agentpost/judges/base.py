@@ -42,7 +42,7 @@ class HeuristicSeat:
 
     ``judges/`` knows no method's schema, so the seat cannot answer: each method fills it
     (``judges.ask.fill_seats``) with its heuristic before asking: SCVD with the ``variant`` of
-    ``verification.heuristic``, SecureVibe with the pre-label heuristic of the case. ``where`` and
+    ``scvd.heuristic``, SecureVibe with the pre-label heuristic of the case. ``where`` and
     ``at`` name the seat's place in the config, for an input error about its ``variant``."""
 
     def __init__(self, id: str, variant: str = "artifact", where: str = "", at: str = ""):

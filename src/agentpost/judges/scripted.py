@@ -1,7 +1,7 @@
 """A scripted judge: deterministic, offline, for tests.
 
 ``ScriptedJudge`` answers from a list (in order) or a function of (messages, case_id). The
-methods' heuristic judges live with their methods (``verification.judging.HeuristicJudge``,
+methods' heuristic judges live with their methods (``scvd.judging.HeuristicJudge``,
 ``security.judging.SecurityHeuristicJudge``): they answer in the method's schema.
 
 Layer: pure.

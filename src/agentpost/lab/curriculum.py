@@ -18,7 +18,7 @@ from __future__ import annotations
 import random
 
 from agentpost.lab import taskgen as tg
-from agentpost.train.sft_data import SFTRow, make_row
+from agentpost.sft.rows import SFTRow, make_row
 
 PREFIX = "Repeat: "
 

@@ -19,8 +19,8 @@ from agentpost import __version__
 from agentpost.lab.env import LabEnv, Memo
 from agentpost.lab.transcript import SUBMIT, messages, plans, verified
 from agentpost.sandbox.base import Backend
+from agentpost.sft.rows import SFTRow, make_row
 from agentpost.tasks.model import Task
-from agentpost.train.sft_data import SFTRow, make_row
 from agentpost.trajectory.model import (
     Observation,
     Outcome,

@@ -33,8 +33,8 @@ import numpy as np
 from agentpost.config_checks import at_least, check, one_of, positive
 from agentpost.documents.formats import fmt, producer
 from agentpost.documents.write import write_json
-from agentpost.efficiency.behaviours import detect
-from agentpost.efficiency.config import ABLATIONS, HeroConfig
+from agentpost.hero.behaviours import detect
+from agentpost.hero.config import ABLATIONS, HeroConfig
 from agentpost.lab import directions, stats
 from agentpost.lab.episodes import Episode, to_trajectory
 from agentpost.lab.stages import PolicyConfig, evaluate_policy, family, load_policy, memo_for

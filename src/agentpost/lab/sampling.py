@@ -3,7 +3,7 @@
 ``sample_turns`` draws one turn for each of a batch of contexts in one batched decode (left
 padding, explicit position ids, the model's KV cache), stopping each row at ``<|end|>``; per
 row it returns the ids, the chosen tokens' log-probs and the mean renormalised top-k entropy,
-the quantity HERO's turn penalty and the entropy analyses read (``efficiency.entropy``).
+the quantity HERO's turn penalty and the entropy analyses read (``hero.entropy``).
 ``rollouts`` drives a list of ``LabEnv`` in lock-step with it (all rollouts of a group, or of a
 whole RL step, decode together; their commands run on a small thread pool) and returns an
 ``Episode`` plus the token-level sample TRL needs (``train.masks.MultiTurnSample``: prompt ids,
@@ -22,7 +22,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from agentpost.efficiency.entropy import token_entropy
+from agentpost.hero.entropy import token_entropy
 from agentpost.lab.env import LabEnv
 from agentpost.lab.episodes import Episode
 from agentpost.lab.transcript import CMD, OBS, TASK

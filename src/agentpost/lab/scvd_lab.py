@@ -59,7 +59,7 @@ from agentpost.lab.transcript import messages
 from agentpost.lab.verify_rules import record, replay_to_candidate
 from agentpost.sandbox.base import Backend
 from agentpost.tasks.model import Task
-from agentpost.train.sft_data import SFTRow, make_row
+from agentpost.sft.rows import SFTRow, make_row
 
 FORMAT = fmt("agentpost.lab-scvd")
 CAVEAT = ("Micro scale: a ~1M-parameter student trained from scratch on procedural tasks whose "
@@ -171,7 +171,7 @@ def _row(task: Task, prefix, tep, recipe: str, source: str, out: str) -> SFTRow:
 
 
 def supervised_tokens(rows: list[SFTRow], tok: Any, max_length: int) -> list[int]:
-    from agentpost.train.sft_data import tokenize_rows
+    from agentpost.sft.rows import tokenize_rows
 
     items, dropped = tokenize_rows(rows, tok, max_length=max_length)
     if dropped:
@@ -185,7 +185,7 @@ def collect(out: Path, cfg: ScvdLabConfig, train: list[Task], backend: Backend, 
     import torch
 
     from agentpost.lab.sampling import rollouts
-    from agentpost.train.sft_io import read_rows, write_rows
+    from agentpost.sft.io import read_rows, write_rows
 
     d = out / "scvd" / "data"
     if (d / "stats.json").is_file():

@@ -14,7 +14,7 @@ and seed: ``lab.hero_lab``). What each stage writes:
 - ``sft/``: the student after stage-0 (copy rows, optional) and stage-1 SFT on its mixture;
   ``teacher/``: the teacher, the student's checkpoint trained further on the verified
   behaviours (a longer-trained policy of the same family that always verifies); both
-  through ``train.trl_sft`` (the project's SFT path: ``train.sft_data`` rows, labels only on
+  through ``train.trl_sft`` (the project's SFT path: ``sft.rows`` rows, labels only on
   the commands).
 
 Layer: edges (torch and transformers imported inside the functions).

@@ -83,7 +83,7 @@ def estimate(num: np.ndarray, den: np.ndarray, d: Draws, rate: bool = False) -> 
         return out
     ci = interval(replicates(num, den, d))
     if rate:
-        from agentpost.verification.calibration import wilson
+        from agentpost.scvd.calibration import wilson
 
         ok = ~(np.isnan(num) | np.isnan(den))
         w = wilson(int(round(num[ok].sum())), int(round(den[ok].sum())))

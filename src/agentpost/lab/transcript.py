@@ -9,7 +9,7 @@ uses the plainest agent format there is, the same in SFT rows and in RL rollouts
 tool = an observation, the first ``OBS_CHARS`` characters of the output). Every boundary is a
 special token, so tokenising a rollout piece by piece (prompt, each generated turn, each
 observation) gives the same ids as tokenising the whole transcript: what SFT trains on is what
-RL generates from. It is prefix-stable, as ``train.sft_data`` requires, with ``<|cmd|>`` as the
+RL generates from. It is prefix-stable, as ``sft.rows`` requires, with ``<|cmd|>`` as the
 assistant header (context) and ``<|end|>`` as the end-of-turn target. ``plans`` are the scripted
 behaviours the papers need, as command lists over a generated task's own commands:
 ``careful`` (look, solve, check, submit), ``direct`` (solve, submit: the short correct path),

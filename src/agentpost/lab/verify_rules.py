@@ -108,7 +108,7 @@ def record(
     task: Task, ep: Episode, out: str, backend: Backend, *, model: str, run: str,
     memo: Memo | None = None,
 ) -> dict:  # fmt: skip
-    """The SCVD metric record of one lab episode (``verification.records.from_dicts`` shape)."""
+    """The SCVD metric record of one lab episode (``scvd.records.from_dicts`` shape)."""
     t_c, env, _ = replay_to_candidate(task, ep.commands, out, backend, ep.exits, memo)
     y_c = None
     try:

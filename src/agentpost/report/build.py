@@ -13,16 +13,13 @@ Layer: io.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import partial
 from html import escape
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from agentpost import __version__ as VERSION
-from agentpost.documents.formats import kind_of, producer
+from agentpost.documents.formats import producer
 from agentpost.documents.write import atomic_write
 from agentpost.errors import InputError
 from agentpost.report import (
@@ -38,133 +35,7 @@ from agentpost.report import (
 )
 from agentpost.report.html import Section, cell, note, page, producer_line, table
 from agentpost.report.palette import agent_colors
-from agentpost.trajectory.io import read_jsonl, read_regular
-
-MAX_BYTES = 200 * 1024 * 1024
-SKIP_DIRS = {"sandboxes", "snapshots", "work", "__pycache__", ".git"}
-# kind → (what the overview calls it, whether only the first file of the kind is rendered)
-KINDS: dict[str, tuple[str, bool]] = {
-    "trajectories": ("canonical trajectories", False),
-    "run_summary": ("run summary (agentpost run)", False),
-    "efficiency": ("HERO efficiency analyses", False),  # the first in full, all for entropy
-    "advantages": ("HERO advantages", True),
-    "hero_groups": ("HERO advantage input groups", False),
-    "scvd_metrics": ("SCVD metrics", True),
-    "scvd_records": ("SCVD per-trajectory records", True),
-    "judge_answers": ("SCVD raw judge answers", False),
-    "security_summary": ("security FuncPass/SecPass summary", True),
-    "security_attribute": ("security behaviour attribution", True),
-    "security_check": ("security suite check", True),
-    "security_grade": ("security grade of one candidate", False),
-    "security_lines": ("security grades, annotations or labels", False),
-    "lab_hero": ("lab: HERO vs GRPO (agentpost lab hero)", True),
-    "lab_scvd": ("lab: SCVD vs FTD (agentpost lab scvd)", True),
-    "demo": ("demo stages", False),
-    "import": ("import summary (agentpost import)", False),
-}
-
-
-JSONL_KINDS = {"trajectories", "scvd_records"}  # one record per line, never a .json document
-
-
-@dataclass
-class Found:
-    """What a run directory holds: per kind, ``(relative path, data)`` in path order."""
-
-    files: dict[str, list[tuple[str, Any]]] = field(default_factory=lambda: {k: [] for k in KINDS})
-    unrecognised: list[str] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)  # sections that could not be rendered
-
-
-def classify_json(d: Any) -> str | None:
-    """The kind of a JSON document, from its ``format`` field or, failing that, its keys."""
-    if not isinstance(d, dict):
-        return None
-    kind = kind_of(d)  # the table of formats; a file without a known format: by its keys
-    if kind is not None:
-        return None if kind in JSONL_KINDS else kind
-    if "per_model" in d and "macro" in d:
-        return "scvd_metrics"
-    rollouts = d.get("rollouts")
-    if isinstance(rollouts, list) and rollouts and "turn_advantages" in rollouts[0]:
-        return "advantages"
-    tasks = d.get("tasks")
-    if (
-        isinstance(tasks, list)
-        and tasks
-        and isinstance(tasks[0], dict)
-        and "vulnerable" in tasks[0]
-    ):
-        return "security_check"
-    if "phi" in d and "agents" in d:
-        return "security_attribute"
-    if "per_cwe" in d and "metrics" in d:
-        return "security_summary"
-    if "func" in d and "sec" in d and "status" in d:
-        return "security_grade"
-    rows = d.get("trajectories")
-    if isinstance(rows, list) and any(k in d for k in ("per_model", "models", "by_model")):
-        return "efficiency"
-    return None
-
-
-def _first_line(path: Path) -> Any:
-    from agentpost.trajectory.io import open_regular
-
-    with open_regular(path) as f:  # a FIFO named *.jsonl must not block the scan
-        for line in f:
-            if line.strip():
-                try:
-                    return orjson.loads(line)
-                except orjson.JSONDecodeError:
-                    return None
-    return None
-
-
-def _load_jsonl(path: Path, rel: str, found: Found) -> None:
-    first = _first_line(path)
-    if not isinstance(first, dict):
-        found.unrecognised.append(rel)
-    elif kind_of(first) == "trajectories":
-        found.files["trajectories"].append((rel, read_jsonl(path)))
-    elif {"judge", "case_id", "raw"} <= set(first):
-        found.files["judge_answers"].append((rel, None))
-    elif {"planning", "coding", "testing"} <= set(first) or {"func", "sec", "status"} <= set(first):
-        found.files["security_lines"].append((rel, None))
-    elif kind_of(first) == "scvd_records" or "y_c" in first:
-        recs = [orjson.loads(x) for x in path.read_bytes().splitlines() if x.strip()]
-        found.files["scvd_records"].append((rel, recs))
-    else:
-        found.unrecognised.append(rel)
-
-
-def scan(run_dir: Path) -> Found:
-    """Every JSON/JSONL file under ``run_dir`` (depth ≤ 3), classified."""
-    if not run_dir.is_dir():
-        raise InputError(run_dir, None, "not a directory")
-    found = Found()
-    paths = sorted(
-        p
-        for pattern in ("*.json", "*/*.json", "*/*/*.json", "*.jsonl", "*/*.jsonl", "*/*/*.jsonl")
-        for p in run_dir.glob(pattern)
-    )
-    for p in paths:
-        rel = str(p.relative_to(run_dir))
-        try:
-            if SKIP_DIRS.intersection(p.relative_to(run_dir).parts) or p.stat().st_size > MAX_BYTES:
-                continue
-            if p.suffix == ".jsonl":
-                _load_jsonl(p, rel, found)
-                continue
-            data = orjson.loads(read_regular(p))
-        except (orjson.JSONDecodeError, InputError, UnicodeDecodeError, OSError):
-            found.unrecognised.append(rel)
-            continue
-        kind = classify_json(data)
-        if kind == "security_summary" and "metrics" not in data and "agents" in data:
-            data = {**data, "metrics": data["agents"]}  # `security metrics --json` names it agents
-        (found.files[kind].append((rel, data)) if kind else found.unrecognised.append(rel))
-    return found
+from agentpost.report.scan import KINDS, Found, classify_json, scan  # noqa: F401 (classify_json: its old home, until 0.3)
 
 
 def _one(found: Found, kind: str) -> tuple[str, Any] | None:

@@ -8,7 +8,7 @@ only one side ran are counted and left out.
 
 Metrics: resolution rate, mean tokens per run (C_i, prompt + completion over its calls), TRS
 (R in percent / sqrt(1 + C in millions), spec HERO b.2), unproductive turn rate; the seven SCVD
-metrics (VTR … RSR, from the judged records, same masks as ``verification.metrics``); FuncPass
+metrics (VTR … RSR, from the judged records, same masks as ``scvd.metrics``); FuncPass
 and SecPass from security grades. Each is recomputed on every replicate from the pooled items
 (a ratio of sums), never averaged from per-task ratios.
 
@@ -75,8 +75,8 @@ ROW_METRICS: tuple[tuple[str, Any, Any], ...] = (
 
 def scvd_items(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per record, the numerator and denominator of each SCVD metric (0/1) and its task."""
-    from agentpost.verification.metrics import _arrays, _masks
-    from agentpost.verification.records import from_dicts
+    from agentpost.scvd.metrics import _arrays, _masks
+    from agentpost.scvd.records import from_dicts
 
     recs = from_dicts(records)
     if not recs:

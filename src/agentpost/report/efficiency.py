@@ -4,7 +4,7 @@ Reads the ``agentpost.efficiency/1`` document of ``agentpost efficiency --json``
 rows, per-model tables, per-(model, task) groups with their variation among resolved rollouts)
 and, when present, the output of ``agentpost hero advantages --json``. Nothing is recomputed
 (the variation among successes of all models pooled per task uses the same statistic,
-``efficiency.variation.task_variation``, over the file's rows). The first efficiency file is shown
+``hero.variation.task_variation``, over the file's rows). The first efficiency file is shown
 in full; the entropy part draws on every efficiency file (the demo adds one for a loopback fake
 model whose logprobs are synthetic), printing each file's ``note`` before its charts.
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentpost.efficiency.variation import task_variation
+from agentpost.hero.variation import task_variation
 from agentpost.report.advantages import advantage_part
 from agentpost.report.explain import acronyms, cost_units, trs_caveat
 from agentpost.report.html import Section, details, not_run, note, producer_line, table

@@ -1,8 +1,8 @@
 """One run directory as the verdict, the comparison and the trajectory viewer read it.
 
-``load(run_dir)`` finds the files with ``build.scan`` (by format and shape, never by name) and
+``load(run_dir)`` finds the files with ``scan.scan`` (by format and shape, never by name) and
 joins them per trajectory id: the canonical trajectory, its HERO efficiency row (taken from an
-efficiency document, or computed here with ``efficiency.analyze`` for trajectories no document
+efficiency document, or computed here with ``hero.analyze`` for trajectories no document
 covers, so flags exist for any imported file), its SCVD record, its HERO turn advantages, and,
 for the security suite, the grades per (agent, task).
 
@@ -53,7 +53,7 @@ def _turn_tokens(t: Trajectory) -> list[int | None]:
 
 
 def _rows(trajs: list[Trajectory], docs: list[tuple[str, Any]]) -> dict[str, dict[str, Any]]:
-    from agentpost.efficiency.analyze import analyze
+    from agentpost.hero.analyze import analyze
 
     rows: dict[str, dict[str, Any]] = {}
     for _, doc in docs:
@@ -94,14 +94,14 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 
 def load(run_dir: str | Path) -> RunData:
     """Read ``run_dir``. Raises ``InputError`` when it is not a directory."""
-    from agentpost.report.build import scan
+    from agentpost.report.scan import scan
 
     run_dir = Path(run_dir).resolve()
     return from_found(run_dir, scan(run_dir))
 
 
 def from_found(run_dir: Path, found: Any) -> RunData:
-    """The run data of a directory already scanned (``build.Found``)."""
+    """The run data of a directory already scanned (``scan.Found``)."""
     data = RunData(name=run_dir.name)
     seen: set[str] = set()
     data.files = [rel for rel, _ in found.files["trajectories"]]

@@ -19,7 +19,9 @@ rely on it):
    writable ones.
 2. **Nothing outlives an exec**: when ``exec`` returns, every process it started is dead. A
    backend whose processes can outlive a call (a long-lived container) must kill them all before
-   ``reset_private`` returns.
+   ``reset_private`` returns. Exception, asked for: ``SandboxSpec.keep_processes`` (Harbor's
+   container semantics) lets what an exec leaves running stay; the verifier then keeps only the
+   servers among them (``verifier_sandbox``), outside the tests' namespace.
 3. **``reset_private()``** gives the sandbox a fresh, empty /tmp and home and returns only when no
    process the sandbox ran is alive: the verifier calls it after the agent's last turn, so nothing
    the agent planted there (``.pth`` files, ``usercustomize``, shell rc files) reaches grading.
@@ -56,6 +58,23 @@ class Limits:
 
 
 @dataclass(frozen=True)
+class Service:
+    """A container that runs beside a docker sandbox in its network namespace (a compose
+    service, or the image's own ENTRYPOINT): reachable as ``name`` on localhost, never a network
+    of its own. ``entrypoint``/``command`` None: the image's. ``shared`` are writable dirs of the
+    sandbox mounted into it (the ENTRYPOINT's server serves the work dir); ``healthcheck`` is an
+    argv run inside it until it exits 0."""
+
+    name: str
+    image: str
+    entrypoint: tuple[str, ...] | None = None
+    command: tuple[str, ...] | None = None
+    env: tuple[tuple[str, str], ...] = ()
+    shared: tuple[str, ...] = ()
+    healthcheck: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
 class SandboxSpec:
     """What a sandbox looks like when it is created."""
 
@@ -69,8 +88,16 @@ class SandboxSpec:
     image: str | None = None  # docker backend only
     user: str | None = None  # image user every exec runs as (docker only; None: root)
     env: dict[str, str] = field(default_factory=dict)
+    # Harbor's container semantics: processes an exec leaves running (``server &``) survive it
+    # (rule 2 then holds per exec session only; see ``exec_server.py``)
+    keep_processes: bool = False
     limits: Limits = field(default_factory=Limits)
     default_timeout_s: float = 60.0
+    # docker only: the image root writable (a container layer of this sandbox's own, discarded
+    # with it, as Harbor gives every task container), not read-only
+    writable_root: bool = False
+    # docker only: containers started beside this one, in its network namespace, removed with it
+    services: tuple[Service, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -83,6 +110,10 @@ class ExecResult:
     truncated: bool  # either stream hit the output cap
     # why the sandbox ended the command: "timeout", "output cap", "memory limit", "disk quota"
     killed: str | None = None
+    # processes still alive when the command's first process exited (then killed); backends
+    # without the executor report 0 (the verifier's own namespace always has it)
+    strays: int = 0
+    stopped: bool = False  # the command's first process was stopped by a signal on the way
 
     def to_json(self) -> dict:
         return {
@@ -93,6 +124,8 @@ class ExecResult:
             "duration_s": round(self.duration_s, 6),
             "truncated": self.truncated,
             "killed": self.killed,
+            **({"strays": self.strays} if self.strays else {}),
+            **({"stopped": True} if self.stopped else {}),
         }
 
 
@@ -132,9 +165,10 @@ class Sandbox(Protocol):
         """Copy a host directory's contents into a writable sandbox directory."""
         ...
 
-    def get(self, path: str) -> bytes:
+    def get(self, path: str, max_bytes: int | None = None) -> bytes:
         """Read a regular file from the sandbox (raises FileNotFoundError; PermissionError for a
-        path outside the writable directories, private /tmp and home, or a non-regular file)."""
+        path outside the writable directories, private /tmp and home, or a non-regular file;
+        ``ingress.keys.TooLarge`` past ``max_bytes``, apparent size)."""
         ...
 
     def snapshot(self, dest: str | None = None) -> Snapshot: ...

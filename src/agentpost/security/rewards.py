@@ -64,11 +64,15 @@ def _std(values: Sequence[float]) -> float:
 def group_advantages(rewards: Sequence[float], eps: float = 1e-6) -> list[float]:
     """A_i = (r_i − mean_g r) / (std_g r + ε) over one prompt's group. Shapes: [G] → [G].
 
-    Population std (ddof 0), as GRPO implementations compute it over a group."""
+    The release's: the sample std (ddof 1, Bessel), ε = 1e-6. ``rl`` and ``hg`` train with this
+    (``train.securevibe_rl`` replaces TRL's own, whose ε is 1e-4). A group of one gets 0."""
     if not rewards:
         return []
-    mean = sum(rewards) / len(rewards)
-    std = _std(rewards)
+    n = len(rewards)
+    mean = sum(rewards) / n
+    if n == 1:
+        return [0.0]
+    std = math.sqrt(sum((r - mean) ** 2 for r in rewards) / (n - 1))
     return [(r - mean) / (std + eps) for r in rewards]
 
 

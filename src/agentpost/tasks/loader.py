@@ -1,7 +1,9 @@
 """Task directories into one ``Task`` model: a suite, one task, the bundled suites.
 
 A directory with ``task.toml`` is a Harbor task (``tasks.harbor``), one with ``task.yaml`` a
-Terminal-Bench 1 task (``tasks.tb1``); the field readers both share are in ``tasks.fields``.
+Terminal-Bench 1 task (``tasks.tb1``); the field readers both share are in ``tasks.fields``. A
+directory with ``swebench.toml`` (or that file itself) is a SWE-bench suite
+(``tasks.swebench.suite``: one task per instance of the user's instance file).
 The work directory is ``/app`` unless the task says otherwise; sandboxes here never get a
 network, so only ``[agentpost].evaluator_network`` says the evaluator needs one.
 
@@ -20,6 +22,8 @@ from agentpost.errors import InputError
 from agentpost.tasks.harbor import load_harbor
 from agentpost.tasks.model import Task
 from agentpost.tasks.tb1 import load_tb1
+
+SWEBENCH_CONFIG = "swebench.toml"
 
 
 def bundled_suite_path(name: str = "terminal") -> Path:
@@ -40,6 +44,10 @@ def load_suite(directory: str | Path, errors: list[InputError] | None = None) ->
     A task that does not load is skipped and its ``InputError`` appended to ``errors`` (when
     ``errors`` is None, a warning names it). Raises only when no task loads at all."""
     root = Path(directory)
+    if root.name == SWEBENCH_CONFIG and root.is_file():
+        root = root.parent
+    if (root / SWEBENCH_CONFIG).is_file():
+        return _load_swebench(root / SWEBENCH_CONFIG, errors)
     if not root.is_dir():
         raise InputError(root, None, "not a directory")
     if is_task_dir(root):
@@ -59,6 +67,22 @@ def load_suite(directory: str | Path, errors: list[InputError] | None = None) ->
     if not tasks:
         why = "; ".join(str(e) for e in failed) or "no task directories (task.toml or task.yaml)"
         raise InputError(root, None, f"no task loads: {why}")
+    return tasks
+
+
+def _load_swebench(config: Path, errors: list[InputError] | None) -> list[Task]:
+    from agentpost.tasks.swebench.suite import load
+
+    failed: list[InputError] = []
+    tasks = load(config, failed)
+    if errors is not None:
+        errors.extend(failed)
+    else:
+        for e in failed:
+            warnings.warn(f"skipped instance: {e}", stacklevel=3)
+    if not tasks:
+        why = "; ".join(str(e) for e in failed) or "no instances"
+        raise InputError(config, None, f"no instance loads: {why}")
     return tasks
 
 

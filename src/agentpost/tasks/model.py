@@ -1,4 +1,5 @@
-"""One task model for Harbor and Terminal-Bench 1 task directories.
+"""One task model for Harbor and Terminal-Bench 1 task directories and SWE-bench instances
+(``tasks.swebench``: ``metadata`` holds the instance, its harness spec and its deviations).
 
 A task says what the agent is asked (``instruction``), where it works inside the sandbox
 (``workdir``), which files start there (``environment_dir``), how it is graded (``tests_dir``
@@ -29,7 +30,7 @@ class Step:
     verifier_timeout_s: float = 120.0
 
 
-TaskFormat = Literal["harbor", "terminal-bench-1"]
+TaskFormat = Literal["harbor", "terminal-bench-1", "swebench"]
 EvalStatus = Literal["ok", "evaluator_invalid", "timeout", "infra_error"]
 
 REWARD_TXT = "/logs/verifier/reward.txt"
@@ -64,6 +65,10 @@ class Task:
     verifier_user: str | None = None
     cpus: float | None = None
     memory_mb: int | None = None
+    storage_mb: int | None = None
+    # whether the task names its work directory ([environment].workdir, [agentpost].workdir,
+    # TB1 ``workdir``); if not, a task image's WORKDIR is used, as Harbor does (docker)
+    workdir_given: bool = False
     build_timeout_s: float = 1800.0
     healthcheck: str | None = None
     agent_env: dict[str, str] = field(default_factory=dict)

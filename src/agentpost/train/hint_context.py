@@ -1,11 +1,20 @@
 """The teacher's context for hint-guided self-distillation (spec b.7): x ‖ H(h) ‖ y.
 
-``hint_block(h)`` wraps a teacher-only hint in a delimited instructions block (the release's
-text, paraphrased by the spec); ``teacher_sequence`` places it between the student prompt x and
-the student's response y, so y stays a contiguous suffix and the teacher's log-prob of y_t lines
-up with the student's token for token. An over-long teacher input is truncated on the prefix
-side (the oldest prompt tokens go first) so y is never cut; a y longer than the limit on its
-own cannot be scored and raises ``TeacherInputTooLong`` (the trainer masks D for that sample).
+``hint_block(h, template)`` renders a teacher-only hint into a delimited instructions block;
+``teacher_sequence`` places it between the student prompt x and the student's response y, so y
+stays a contiguous suffix and the teacher's log-prob of y_t lines up with the student's token for
+token. An over-long teacher input is truncated on the prefix side (the oldest prompt tokens go
+first) so y is never cut; a y longer than the limit on its own cannot be scored and raises
+``TeacherInputTooLong`` (the trainer masks D for that sample).
+
+Templates (``TEMPLATES``; each holds ``{hint}`` once, filled by plain replacement):
+- ``release`` (default): the release's layout: a ``<teacher_instructions>`` block whose preamble
+  makes the hint a required observable behaviour and lists seven numbered steps, then
+  ``Case-specific security hint:`` and the hint on its own line. The steps' wording is the spec's
+  paraphrase (the project commits no text copied from the release), so the teacher's tokens are
+  close to but not exactly the release's; a template file with the release's text reproduces it.
+- ``paraphrase``: agentpost's earlier one-paragraph block (``Hint:`` line).
+- ``library``: the slime library's default when no template is configured.
 
 Layer: pure.
 """
@@ -14,16 +23,35 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-BLOCK_OPEN = "\n<teacher_instructions>\n"
-BLOCK_CLOSE = "\n</teacher_instructions>\n"
-GUIDANCE = (
+RELEASE_TEMPLATE = (
+    "<teacher_instructions>\n"
+    "Treat every case-specific security hint as a required, observable behaviour. Work in this "
+    "order:\n"
+    "1. Before editing, extract the functional, benign-compatibility and security requirements.\n"
+    "2. Inspect the relevant code, the existing tests and the repository history first.\n"
+    "3. Make the smallest targeted edit to the source.\n"
+    "4. Test through the real public API.\n"
+    "5. Exercise at least one benign case and one adversarial case, then run the relevant "
+    "existing tests.\n"
+    "6. Audit the final diff under the headings FUNCTIONAL, SECURITY, REGRESSION and DIFF.\n"
+    "7. Stop repeating a command after two equivalent timeouts; check differently.\n"
+    "\n"
+    "Case-specific security hint:\n"
+    "{hint}\n"
+    "</teacher_instructions>\n"
+)
+PARAPHRASE_TEMPLATE = (
+    "\n<teacher_instructions>\n"
     "Treat the hint below as a required, observable behaviour. Before editing, extract the "
     "functional, benign-compatibility and security requirements; inspect the code, tests and "
     "history first; make the smallest targeted edit; test through the real public API with at "
     "least one benign and one adversarial case plus the existing tests; audit the final diff "
     "under FUNCTIONAL, SECURITY, REGRESSION and DIFF headings; stop repeating a command after "
-    "two equivalent timeouts."
+    "two equivalent timeouts.\nHint: {hint}\n</teacher_instructions>\n"
 )
+LIBRARY_TEMPLATE = "\n\nTeacher-only hint:\n{hint}\n\n"
+TEMPLATES = {"release": RELEASE_TEMPLATE, "paraphrase": PARAPHRASE_TEMPLATE,
+             "library": LIBRARY_TEMPLATE}  # fmt: skip
 MAX_TEACHER_TOKENS = 75_000
 
 
@@ -31,11 +59,18 @@ class TeacherInputTooLong(ValueError):
     """The response alone exceeds the teacher's context: it cannot be scored."""
 
 
-def hint_block(hint: str) -> str:
-    """H(h): the delimited teacher-instructions block around ``hint``."""
+def check_template(template: str) -> str:
+    """``template`` unchanged if it holds ``{hint}`` exactly once, else ``ValueError``."""
+    if template.count("{hint}") != 1:
+        raise ValueError("a teacher hint template must contain {hint} exactly once")
+    return template
+
+
+def hint_block(hint: str, template: str = RELEASE_TEMPLATE) -> str:
+    """H(h): ``template`` with ``hint`` (stripped) in place of ``{hint}``."""
     if not hint.strip():
         raise ValueError("empty teacher hint")
-    return f"{BLOCK_OPEN}{GUIDANCE}\nHint: {hint.strip()}{BLOCK_CLOSE}"
+    return check_template(template).replace("{hint}", hint.strip())
 
 
 def contains(seq: Sequence[int], sub: Sequence[int]) -> bool:

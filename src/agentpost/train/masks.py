@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from agentpost.efficiency.cost import trajectory_tokens
-from agentpost.efficiency.entropy import turn_entropy
+from agentpost.hero.cost import trajectory_tokens
+from agentpost.hero.entropy import turn_entropy
 from agentpost.trajectory.model import Trajectory
 
 Encode = Callable[[str], list[int]]
@@ -62,7 +62,7 @@ class MultiTurnSample:
         self.logprobs += [0.0] * len(ids)
 
     def hero_turns(self) -> list[tuple[float, int, int]]:
-        """[(h, start, end)] as ``agentpost.efficiency.advantage.make_batch`` takes them."""
+        """[(h, start, end)] as ``agentpost.hero.advantage.make_batch`` takes them."""
         return [(h, s, e) for h, (s, e) in zip(self.turn_entropy, self.turn_spans, strict=True)]
 
 

@@ -18,13 +18,25 @@ filtered batch, so the refill happens here, in the rollout function:
    over datasets; TRL's prompts are counted into its mix with ``observe``), until the slot is
    filled or ``max_refills`` further groups were drawn for it (then ``DynamicSamplingStalled``,
    as verl's ``max_num_gen_batches`` stops a run that cannot fill its batch).
-4. The returned batch has exactly B samples, all from kept groups, in slot order, so TRL's group
-   advantage (r − mean)/(std + 1e-4) sees whole groups. The five-level reward (or its ``binary``
-   / ``strict_binary`` ablation) reaches TRL through ``security_reward``.
+   ``refill="backoff"`` is the release's rule for aborted groups: each one waits
+   min(30 s × 2^k, 300 s) before its replacement (k + 1 = aborted groups in a row, across slots
+   and steps; any other group resets k) and does not count against ``max_refills`` (which still
+   bounds the other drops). Under either rule ``max_consecutive_aborted`` > 0 stops the run after
+   that many aborted groups in a row (``AbortedGroupsLimit``; 0, the release's default, never
+   does). ``sleep`` is injectable so tests do not wait.
+4. A grading failure (the grader's infrastructure, not the rollout's) aborts its sample by
+   default (``on_grading_failure="drop"``: the group is dropped, spec b.6); ``"zero"`` is the
+   release's rule: the sample stays in its group with reward 0. A rollout whose sandbox failed
+   aborts under both.
+5. The returned batch has exactly B samples, all from kept groups, in slot order. The five-level
+   reward (or its ``binary`` / ``strict_binary`` ablation) reaches TRL through
+   ``securevibe_grpo.security_reward``; ``securevibe_grpo.SecureVibeGRPOTrainer`` then replaces
+   TRL's group advantage ((r − mean)/(std + 1e-4)) with the release's,
+   ``security.rewards.group_advantages`` ((r − mean)/(std_ddof1 + 1e-6)), over the same groups.
 
-Departures: TRL's advantage uses ε = 1e-4 (b.6 writes ε without a value); generation is HF
-``generate``, one rollout at a time, in one process (as ``trl_hero``); a sandbox that cannot
-start aborts the sample (reward 0, group dropped), never scored as agent behaviour.
+Departures from the release: see ``docs/securevibe-hg.md``. Generation is HF ``generate``, one
+rollout at a time, in one process (as ``trl_hero``); a sandbox that cannot start aborts the
+sample (reward 0, group dropped), never scored as agent behaviour.
 
 Layer: edges.
 """
@@ -32,13 +44,15 @@ Layer: edges.
 from __future__ import annotations
 
 import shutil
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from agentpost.errors import AgentpostError
+from agentpost.ingress.keys import Refused
 from agentpost.sandbox.base import Backend, SandboxSpec
-from agentpost.security.grade import default_backend, grade_candidate
+from agentpost.security.grade import default_backend, grade_candidate, uncarried
 from agentpost.security.model import Grade, SecurityTask
 from agentpost.security.rewards import RewardMode, ablate, dynamic_filter
 from agentpost.security.scripted import SPEC_ENV, final_files, materialise
@@ -46,10 +60,23 @@ from agentpost.train.prompt_sampler import PromptSampler
 from agentpost.train.trl_hero import _rollout_one
 
 GroupFilter = Literal["dynamic", "aborted_only", "none"]
+RefillMode = Literal["count", "backoff"]
+OnGradingFailure = Literal["drop", "zero"]
+REFILL_MODES = ("count", "backoff")
+ON_GRADING_FAILURE = ("drop", "zero")
 
 
 class DynamicSamplingStalled(RuntimeError):
     """Every refill for a batch slot was dropped: the policy gives no usable signal here."""
+
+
+class AbortedGroupsLimit(DynamicSamplingStalled):
+    """``max_consecutive_aborted`` groups in a row aborted: the infrastructure keeps failing."""
+
+
+def backoff_delay(k: int, base_s: float = 30.0, cap_s: float = 300.0) -> float:
+    """Seconds to wait before replacing the (k+1)-th aborted group in a row: min(base·2^k, cap)."""
+    return min(base_s * 2.0 ** min(k, 64), cap_s)
 
 
 class SecurityTaskEnv:
@@ -73,7 +100,8 @@ class SecurityTaskEnv:
         self.command, self.timeout_s, self.obs_chars = command, timeout_s, obs_chars
         self.grade_timeout_s, self.func_only = grade_timeout_s, func_only
         self.grade: Grade | None = None
-        self.infra_error: str | None = None
+        self.infra_error: str | None = None  # the rollout's sandbox failed
+        self.grading_failed = False  # the grader's infrastructure failed (not the rollout's)
         self.box = None
         try:
             self.box = self.backend.create(SandboxSpec(env=SPEC_ENV, default_timeout_s=timeout_s))
@@ -97,14 +125,19 @@ class SecurityTaskEnv:
                          detail=self.infra_error or "no sandbox")  # fmt: skip
         try:
             files = final_files(self.box)
+        except Refused as e:  # the policy's own /app (over the bound): its result, not a fault
+            return uncarried(self.task, e, self.func_only)
         except (AgentpostError, OSError) as e:
+            self.infra_error = f"could not read the rollout's final files: {e}"
             return Grade(self.task.id, "aborted", None, None, 0.0, aborted=True, detail=str(e))
         d = materialise(files)
         try:
-            return grade_candidate(self.task, candidate_dir=d, backend=self.backend,
-                                   timeout_s=self.grade_timeout_s, func_only=self.func_only)  # fmt: skip
+            g = grade_candidate(self.task, candidate_dir=d, backend=self.backend,
+                                timeout_s=self.grade_timeout_s, func_only=self.func_only)  # fmt: skip
         finally:
             shutil.rmtree(d, ignore_errors=True)
+        self.grading_failed = g.aborted
+        return g
 
     def resolved(self) -> bool:
         self.grade = self._grade()
@@ -155,6 +188,12 @@ def make_security_rollout_func(
     reward_mode: RewardMode = "five_level",
     group_filter: GroupFilter = "dynamic",
     max_refills: int = 8,
+    refill: RefillMode = "count",
+    backoff_s: float = 30.0,
+    backoff_cap_s: float = 300.0,
+    max_consecutive_aborted: int = 0,
+    on_grading_failure: OnGradingFailure = "drop",
+    sleep: Callable[[float], None] = time.sleep,
     max_turns: int = 2,
     max_new_tokens: int = 16,
     topk: int = 10,
@@ -164,55 +203,75 @@ def make_security_rollout_func(
     draws refill prompts (texts that are keys of ``prompts``; default: all of them, one dataset
     per name at equal weight). ``hint(task)`` adds the teacher-only ``sv_hint`` field for ``hg``.
     ``.history`` keeps one record per call: every group tried, its rewards and the decision."""
+    if refill not in REFILL_MODES:
+        raise ValueError(f"refill must be one of {REFILL_MODES}, got {refill!r}")
+    if on_grading_failure not in ON_GRADING_FAILURE:
+        raise ValueError(f"on_grading_failure must be one of {ON_GRADING_FAILURE}")
     if sampler is None:
         by_ds: dict[str, list[str]] = {}
         for p in prompts.values():
             by_ds.setdefault(p.dataset, []).append(p.text)
         sampler = PromptSampler(by_ds)
-    counter = {"n": 0}
+    state = {"n": 0, "aborted_in_a_row": 0}
     limits = {"max_turns": max_turns, "max_new_tokens": max_new_tokens, "topk": topk}
 
-    def run_group(model: Any, tok: Any, p: Prompt, g: int) -> list[tuple[Any, Grade]]:
+    def run_group(model: Any, tok: Any, p: Prompt, g: int) -> list[tuple[Any, Grade, bool]]:
+        """(sample, grade, aborted) per rollout; a grading failure is kept at reward 0 under
+        ``on_grading_failure="zero"`` (its grade's reward is 0 already)."""
         out = []
         for _ in range(g):
-            env = env_factory(counter["n"], p.task)
-            counter["n"] += 1
+            env = env_factory(state["n"], p.task)
+            state["n"] += 1
             try:
                 sample = _rollout_one(model, tok, env, p.text, **limits)
-                out.append((sample, env.grade))
+                gr = env.grade
+                keep_zero = on_grading_failure == "zero" and getattr(env, "grading_failed", False)
+                out.append((sample, gr, gr.aborted and not keep_zero))
             finally:
                 env.close()
         return out
+
+    def fill_slot(model: Any, tok: Any, slot: int, p: Prompt, g: int, record: dict) -> tuple:
+        refills = tries = 0
+        while True:
+            group = run_group(model, tok, p, g)
+            raw = [gr.reward for _, gr, _ in group]
+            ok, reason = keep_group(raw, [a for _, _, a in group], group_filter, reward_mode)
+            rec = {"slot": slot, "task": p.task.id, "dataset": p.dataset, "refill": tries > 0,
+                   "rewards": raw, "statuses": [gr.status for _, gr, _ in group],
+                   "kept": ok, "reason": reason}  # fmt: skip
+            record["groups"].append(rec)
+            tries += 1
+            aborted = reason == "aborted"
+            state["aborted_in_a_row"] = state["aborted_in_a_row"] + 1 if aborted else 0
+            if ok:
+                return p, group
+            n = state["aborted_in_a_row"]
+            if aborted and 0 < max_consecutive_aborted <= n:
+                raise AbortedGroupsLimit(f"slot {slot}: {n} aborted groups in a row "
+                                         f"(max_consecutive_aborted={max_consecutive_aborted})")  # fmt: skip
+            if aborted and refill == "backoff":
+                rec["backoff_s"] = backoff_delay(n - 1, backoff_s, backoff_cap_s)
+                sleep(rec["backoff_s"])
+            else:
+                refills += 1
+                if refills > max_refills:
+                    raise DynamicSamplingStalled(
+                        f"slot {slot}: {tries} groups drawn and all dropped "
+                        f"({[r['reason'] for r in record['groups'] if r['slot'] == slot]})"
+                    )
+            p = prompts[sampler.draw()[1]]
 
     def rollout(batch_prompts: list, trainer: Any) -> dict[str, list]:
         model = trainer.accelerator.unwrap_model(trainer.model)
         tok = trainer.processing_class
         g = trainer.num_generations if model.training else trainer.num_generations_eval
         record: dict[str, Any] = {"groups": [], "batch": []}
-        kept: list[tuple[Prompt, list[tuple[Any, Grade]]]] = []
+        kept = []
         for slot, text in enumerate(batch_prompts[::g]):
             p = prompts[text]
             sampler.observe(p.dataset)
-            for attempt in range(max_refills + 1):
-                if attempt:
-                    _, refill_text = sampler.draw()
-                    p = prompts[refill_text]
-                group = run_group(model, tok, p, g)
-                raw = [gr.reward for _, gr in group]
-                ok, reason = keep_group(raw, [gr.aborted for _, gr in group], group_filter,
-                                        reward_mode)  # fmt: skip
-                record["groups"].append({"slot": slot, "task": p.task.id, "dataset": p.dataset,
-                                         "refill": attempt > 0, "rewards": raw,
-                                         "statuses": [gr.status for _, gr in group],
-                                         "kept": ok, "reason": reason})  # fmt: skip
-                if ok:
-                    kept.append((p, group))
-                    break
-            else:
-                raise DynamicSamplingStalled(
-                    f"slot {slot}: {max_refills + 1} groups drawn and all dropped "
-                    f"({[r['reason'] for r in record['groups'] if r['slot'] == slot]})"
-                )
+            kept.append(fill_slot(model, tok, slot, p, g, record))
         out: dict[str, list] = {k: [] for k in ("prompt_ids", "completion_ids", "logprobs",
                                                 "env_mask", "sv_reward", "sv_raw_reward",
                                                 "sv_status", "sv_task", "sv_dataset",
@@ -220,7 +279,7 @@ def make_security_rollout_func(
         if hint is not None:
             out["sv_hint"] = []
         for p, group in kept:
-            for sample, gr in group:
+            for sample, gr, _ in group:
                 out["prompt_ids"].append(sample.prompt_ids)
                 out["completion_ids"].append(sample.completion_ids)
                 out["logprobs"].append(sample.logprobs)
@@ -245,52 +304,3 @@ def make_security_rollout_func(
     rollout.history = []
     rollout.sampler = sampler
     return rollout
-
-
-def security_reward(completions: list, sv_reward: list[float], **_: Any) -> list[float]:
-    """The TRL reward function: the graded five-level reward (or its ablation) per sample."""
-    return [float(r) for r in sv_reward]
-
-
-def securevibe_grpo_config(output_dir: str, **overrides: Any) -> Any:
-    """A ``trl.GRPOConfig`` with spec b.6 defaults (token-level PPO-clip ε 0.2/0.28, KL 0, entropy
-    bonus 1e-4, one PPO epoch, lr 1e-6 cosine, Adam (0.9, 0.98), weight decay 0.1, temperature 1, G = 4);
-    the dataset order is kept (``shuffle_dataset=False``) so a deficit-ordered dataset keeps its
-    mix. ``overrides`` win."""
-    from trl import GRPOConfig
-
-    base = {
-        "output_dir": output_dir,
-        "learning_rate": 1e-6,
-        "lr_scheduler_type": "cosine",
-        "adam_beta1": 0.9,
-        "adam_beta2": 0.98,
-        "weight_decay": 0.1,
-        "beta": 0.0,
-        "entropy_coef": 1e-4,
-        "epsilon": 0.2,
-        "epsilon_high": 0.28,
-        "num_iterations": 1,
-        "loss_type": "dapo",
-        "scale_rewards": "group",
-        "num_generations": 4,
-        "temperature": 1.0,
-        "top_p": 1.0,
-        "shuffle_dataset": False,
-        "mask_truncated_completions": False,
-        "report_to": [],
-        "save_strategy": "no",
-    }
-    return GRPOConfig(**(base | overrides))
-
-
-def mixed_prompt_dataset(
-    datasets: Mapping[str, Sequence[str]], n: int, weights: Mapping[str, float] | None = None,
-    seed: int = 0,
-) -> Any:  # fmt: skip
-    """An HF ``Dataset`` of ``n`` prompt texts in deficit order over ``datasets`` (its own
-    sampler: the rollout function's sampler counts these prompts when TRL hands them over)."""
-    import datasets as hf
-
-    s = PromptSampler(datasets, weights, seed)
-    return hf.Dataset.from_dict({"prompt": [s.draw()[1] for _ in range(n)]})

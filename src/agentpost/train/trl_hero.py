@@ -34,9 +34,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from agentpost.efficiency.advantage import hero_advantages, make_batch, token_advantages
-from agentpost.efficiency.config import HeroConfig
-from agentpost.efficiency.entropy import token_entropy
+from agentpost.hero.advantage import hero_advantages, make_batch, token_advantages
+from agentpost.hero.config import HeroConfig
+from agentpost.hero.entropy import token_entropy
 from agentpost.sandbox.base import SandboxSpec
 from agentpost.sandbox.bwrap import BwrapBackend
 from agentpost.train.masks import MultiTurnSample

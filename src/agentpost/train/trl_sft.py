@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from agentpost.config_checks import at_least, check, in_unit, non_negative, one_of, positive
-from agentpost.train.sft_data import SFTRow, tokenize_rows
+from agentpost.sft.rows import SFTRow, tokenize_rows
 
 TRUNCATIONS = ("drop", "left")  # a row too long is dropped, or cut from the left (never a target)
 
@@ -113,7 +113,7 @@ def _bf16_available() -> bool:
 
 def sft_dataset(rows: list[SFTRow], tokenizer: Any, defaults: SFTDefaults):
     """(HF dataset of input_ids + labels, Counter of dropped rows by reason, supervised tokens)."""
-    from agentpost.train.sft_io import tokenized_dataset
+    from agentpost.sft.io import tokenized_dataset
 
     items, dropped = tokenize_rows(
         rows,

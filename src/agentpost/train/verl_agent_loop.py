@@ -31,7 +31,7 @@ import math
 from typing import Any
 
 from agentpost.components import load_named
-from agentpost.efficiency.entropy import token_entropy
+from agentpost.hero.entropy import token_entropy
 
 AGENT_NAME = "agentpost_shell"
 DEFAULT_MAX_TURNS = 10

@@ -8,7 +8,7 @@ more things, which the adapter takes as follows:
   tool/observation tokens, so each maximal run of 1s is one assistant turn (``mask_runs``).
 - **turn entropy** h: ``hero_token_entropy[bs, L]``, the per-token top-k entropy (spec b.6)
   captured at rollout time (``logprobs=10`` from vLLM/SGLang, reduced with
-  ``agentpost.efficiency.entropy.token_entropy``) and put into ``batch``; h of a turn is its mean
+  ``agentpost.hero.entropy.token_entropy``) and put into ``batch``; h of a turn is its mean
   over the turn's tokens. Fallback: ``entropys`` (full-vocabulary entropy from the actor's
   log-prob pass), a departure from the paper's top-10 entropy; stock verl 0.9.1 computes it but
   pops it from the batch before ``compute_advantage`` (``ray_trainer.fit``), so the fallback only
@@ -60,8 +60,8 @@ from typing import Any
 
 import numpy as np
 
-from agentpost.efficiency.advantage import hero_advantages, make_batch, token_advantages
-from agentpost.efficiency.config import HeroConfig
+from agentpost.hero.advantage import hero_advantages, make_batch, token_advantages
+from agentpost.hero.config import HeroConfig
 
 
 def mask_runs(mask: np.ndarray) -> list[tuple[int, int]]:

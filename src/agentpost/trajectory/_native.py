@@ -56,6 +56,8 @@ COMPILED = (
     "importers.mini_swe_agent",
     "importers.openai_chat",
     "importers.openhands",
+    "importers.openhands_eval",
+    "importers.openhands_session",
     "importers.openhands_v1",
     "importers.swe_agent",
     "totals",

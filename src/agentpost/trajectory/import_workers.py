@@ -1,32 +1,31 @@
 """Import a folder's files in several processes, results in file order.
 
 Layer: io. Spawned processes (not forked: the caller may hold threads or open sandboxes); each
-imports a few units per task with the GC paused, and sends back trajectories (pickled models)
-or a skip reason or an error's three fields (``InputError`` itself does not pickle).
+runs ``run_chunk`` on a few units per task (``importing.import_chunk``: the GC paused, one
+result per unit) and sends back trajectories (pickled models) or a skip reason or an error's
+three fields (``InputError`` itself does not pickle). It knows nothing of importing itself, so
+``importing`` calls it and not the other way round.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from itertools import islice
 from multiprocessing import get_context
+from typing import Any, TypeVar
 
-from agentpost.trajectory.importing import Result, Unit, paused_gc, unit_result
-
-
-def _import_chunk(units: list[Unit], fmt: str | None, keep_raw: bool) -> list[Result]:
-    """A worker process's share: a few units, imported in order (GC paused as in the parent)."""
-    with paused_gc():
-        return [unit_result(u, fmt, keep_raw) for u in units]
+Unit = TypeVar("Unit")
 
 
 def parallel(
-    units: list[Unit], fmt: str | None, keep_raw: bool, workers: int, chunk: int = 8
-) -> Iterator[Result]:
-    """Results in unit order from ``workers`` spawned processes. At most ``4 * workers`` chunks
+    units: list[Unit], run_chunk: Callable[[list[Unit]], list[Any]], workers: int, chunk: int = 8
+) -> Iterator[Any]:
+    """``run_chunk``'s results in unit order from ``workers`` spawned processes (``run_chunk``
+    must pickle: a module-level function or a ``functools.partial`` of one; it returns one
+    result per unit of its chunk). At most ``4 * workers`` chunks
     are in flight, so memory stays bounded however large the folder (results are not queued
     up faster than the caller consumes them). If a worker dies, the chunks it took and all
     later ones are imported in this process: the output stays the same, only slower."""
@@ -40,7 +39,7 @@ def parallel(
             future = None
             if not broken:
                 try:
-                    future = pool.submit(_import_chunk, part, fmt, keep_raw)
+                    future = pool.submit(run_chunk, part)
                 except BrokenProcessPool:
                     broken = True
             pending.append((part, future))
@@ -56,7 +55,7 @@ def parallel(
                 except BrokenProcessPool:  # a worker died (OOM killer, a signal): infra fault
                     broken = True
             if results is None:  # so this chunk, and every later one, is imported here
-                results = _import_chunk(part, fmt, keep_raw)
+                results = run_chunk(part)
             nxt = next(chunks, None)
             if nxt is not None:
                 push(nxt)

@@ -12,6 +12,7 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from agentpost.trajectory.importers import (
     NotATrajectory,
     harbor,
     openai_chat,
+    openhands_session,
     openhands_v1,
     terminus_episodes,
 )
@@ -56,10 +58,14 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
-def iter_files(paths: list[Path], exclude: Path | None = None) -> list[Path]:
-    """Files named on the command line, and every candidate file under named folders (hidden
-    ones skipped). ``exclude`` (the output file) is left out of folder walks, so importing a
-    folder into a file inside it never re-imports the previous output."""
+def iter_files(
+    paths: list[Path], exclude: Path | None = None, skip_hidden: bool = False
+) -> list[Path]:
+    """Files named on the command line, and every candidate file under named folders,
+    dot-folders included: the scaffolds' own stores are ``.claude``, ``.codex``,
+    ``.openhands`` (``skip_hidden`` leaves every dot-folder and dot-file out). ``exclude`` (the
+    output file) is left out of folder walks, so importing a folder into a file inside it never
+    re-imports the previous output."""
     skip = exclude.resolve() if exclude is not None else None
     out: list[Path] = []
     for p in paths:
@@ -67,9 +73,9 @@ def iter_files(paths: list[Path], exclude: Path | None = None) -> list[Path]:
             out += sorted(
                 f
                 for f in p.rglob("*")
-                if f.is_file()
-                and f.name.endswith(SUFFIXES)
-                and not any(part.startswith(".") for part in f.relative_to(p).parts)
+                if f.name.endswith(SUFFIXES)
+                and not (skip_hidden and any(x.startswith(".") for x in f.relative_to(p).parts))
+                and f.is_file()
                 and not (skip is not None and f.name == skip.name and f.resolve() == skip)
             )
         else:
@@ -77,20 +83,37 @@ def iter_files(paths: list[Path], exclude: Path | None = None) -> list[Path]:
     return out
 
 
-def import_events(files: list[Path], keep_raw: bool = False) -> list[Trajectory]:
-    """One persisted OpenHands V1 conversation from its ``events/event-*.json`` files."""
+def _read_events(files: list[Path]) -> list[tuple[Path, Any]]:
     events = []
     for path in files:
         raw = read_regular(path)
         if not raw.strip():
             raise InputError(path, "byte 0", "empty file")
         events.append((path, parse_json(raw.removeprefix(b"\xef\xbb\xbf"), path)))
+    return events
+
+
+def import_events(files: list[Path], keep_raw: bool = False) -> list[Trajectory]:
+    """One persisted OpenHands V1 conversation from its ``event-NNNNN-*.json`` files."""
+    events = _read_events(files)
     try:
         return openhands_v1.convert_events(events, keep_raw)
     except SHAPE_ERRORS as e:
         why = f"{type(e).__name__}: {e}"
         raise InputError(
             files[0].parent, None, f"not a valid openhands-v1 folder ({why})"
+        ) from None
+
+
+def import_session(files: list[Path], keep_raw: bool = False) -> list[Trajectory]:
+    """One OpenHands v0 session folder from its ``events/N.json`` files."""
+    events = _read_events(files)
+    try:
+        return openhands_session.convert_session(events, keep_raw)
+    except SHAPE_ERRORS as e:
+        why = f"{type(e).__name__}: {e}"
+        raise InputError(
+            files[0].parent, None, f"not a valid OpenHands session folder ({why})"
         ) from None
 
 
@@ -133,6 +156,8 @@ def import_episodes(files: list[Path], keep_raw: bool = False) -> list[Trajector
 def _unit_kind(f: Path, fmt: str | None) -> str | None:
     if fmt in (None, openhands_v1.NAME) and openhands_v1.event_index(f) is not None:
         return "events"
+    if fmt in (None, openhands_session.NAME) and openhands_session.event_number(f) is not None:
+        return "session"
     if fmt in (None, terminus_episodes.NAME) and terminus_episodes.episode_index(f) is not None:
         return "episodes"
     if fmt in (None, openai_chat.NAME) and openai_chat.call_log_time(f.name) is not None:
@@ -151,7 +176,7 @@ def _units(files: list[Path], fmt: str | None) -> list[Path | tuple[str, list[Pa
         if kind is None:
             units.append(f)
             continue
-        key = (kind, f.parent.parent if kind == "episodes" else f.parent)
+        key = (kind, f.parent.parent if kind == "episodes" else f.parent)  # events: one folder
         if key not in groups:
             units.append(groups.setdefault(key, (kind, [])))
         groups[key][1].append(f)
@@ -167,7 +192,9 @@ def _unit_path(unit: Unit) -> Path:
     """The path a unit's skips, errors and id suffixes name."""
     if not isinstance(unit, tuple):
         return unit
-    return unit[1][0].parent.parent if unit[0] == "events" else unit[1][0]
+    if unit[0] == "events":
+        return openhands_v1.conversation_of(unit[1][0])
+    return unit[1][0].parent.parent if unit[0] == "session" else unit[1][0]
 
 
 def _import_unit(unit: Unit, fmt: str | None, keep_raw: bool) -> list[Trajectory]:
@@ -175,6 +202,8 @@ def _import_unit(unit: Unit, fmt: str | None, keep_raw: bool) -> list[Trajectory
         return import_file(unit, fmt, keep_raw)
     if unit[0] == "events":
         return import_events(unit[1], keep_raw)
+    if unit[0] == "session":
+        return import_session(unit[1], keep_raw)
     if unit[0] == "episodes":
         return import_episodes(unit[1], keep_raw)
     return import_call_logs(unit[1], keep_raw)
@@ -194,12 +223,20 @@ def unit_result(unit: Unit, fmt: str | None, keep_raw: bool) -> Result:
         return "error", (e.path, e.where, e.message)
 
 
+def import_chunk(units: list[Unit], fmt: str | None, keep_raw: bool) -> list[Result]:
+    """A worker process's share (``import_workers.parallel``): a few units, imported in order
+    (GC paused as in the parent)."""
+    with paused_gc():
+        return [unit_result(u, fmt, keep_raw) for u in units]
+
+
 def iter_import(
     paths: list[Path],
     report: ImportReport,
     fmt: str | None = None,
     keep_raw: bool = False,
     workers: int = 1,
+    skip_hidden: bool = False,
 ) -> Iterator[Trajectory]:
     """Yield trajectories file by file (memory stays flat); errors and skips go to ``report``.
 
@@ -208,12 +245,12 @@ def iter_import(
     (``id:file``, then ``#n``, on a clash).
     """
     seen: set[str] = set()
-    units = _units(iter_files(paths), fmt)
+    units = _units(iter_files(paths, skip_hidden=skip_hidden), fmt)
     with paused_gc():
         if workers > 1 and len(units) > 1:
             from agentpost.trajectory.import_workers import parallel
 
-            results = parallel(units, fmt, keep_raw, workers)
+            results = parallel(units, partial(import_chunk, fmt=fmt, keep_raw=keep_raw), workers)
         else:
             results = (unit_result(u, fmt, keep_raw) for u in units)
         for unit, (kind, value) in zip(units, results, strict=True):
@@ -237,9 +274,13 @@ def iter_import(
 
 
 def import_paths(
-    paths: list[Path], fmt: str | None = None, keep_raw: bool = False, workers: int = 1
+    paths: list[Path],
+    fmt: str | None = None,
+    keep_raw: bool = False,
+    workers: int = 1,
+    skip_hidden: bool = False,
 ) -> ImportReport:
     """Import every file into one report (trajectories kept in memory)."""
     report = ImportReport()
-    report.trajectories = list(iter_import(paths, report, fmt, keep_raw, workers))
+    report.trajectories = list(iter_import(paths, report, fmt, keep_raw, workers, skip_hidden))
     return report

@@ -32,8 +32,25 @@ LIMITS = {
 }
 
 
+def partial_fields(t: Trajectory) -> list[str]:
+    """The token totals of ``t`` that are lower bounds: summed over only some of its model calls
+    (others lack the count), or a figure the source logs mid-stream (``totals.unknown``)."""
+    tot = t.totals
+    if tot.usage_source == "run_total":
+        return []
+    out = []
+    for k in COUNT_KEYS[2:]:
+        if getattr(tot, k) is None:
+            continue
+        have = sum(1 for x in t.turns if x.usage is not None and getattr(x.usage, k) is not None)
+        if have < len(t.turns) or k in tot.unknown:
+            out.append(k)
+    return out
+
+
 def stats_row(t: Trajectory) -> dict[str, Any]:
-    """The ``stats --json`` entry of one trajectory (tokens: sums over turns, null when none)."""
+    """The ``stats --json`` entry of one trajectory (tokens: sums over turns, null when none;
+    ``partial`` names the token sums that are lower bounds, see ``partial_fields``)."""
     tot = t.totals
     return {
         "id": t.id,
@@ -43,42 +60,57 @@ def stats_row(t: Trajectory) -> dict[str, Any]:
         "input_tokens": tot.input_tokens,
         "cached_tokens": tot.cached_tokens,
         "output_tokens": tot.output_tokens,
+        "partial": partial_fields(t),
         "resolved": t.outcome.resolved,
     }
 
 
 def stats_totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Sums of the counts over trajectories; a token total is null when no trajectory has it.
-    ``trajectories`` counts rows and ``resolved`` counts those with ``resolved: true``."""
+    """Sums of the counts over trajectories; a token total is null when no trajectory has it,
+    and ``partial`` names the totals that include a lower bound. ``trajectories`` counts rows,
+    ``labelled`` those with a ``resolved`` label and ``resolved`` those labelled true (null when
+    no row carries a label: "0 resolved" would be a claim the data does not make)."""
     out: dict[str, Any] = {"trajectories": len(rows)}
     for k in COUNT_KEYS:
         vals = [r[k] for r in rows if r[k] is not None]
         out[k] = sum(vals) if vals or k in ("turns", "tool_calls") else None
-    out["resolved"] = sum(1 for r in rows if r["resolved"] is True)
+    out["partial"] = [k for k in COUNT_KEYS[2:] if any(k in r.get("partial", ()) for r in rows)]
+    labelled = [r["resolved"] for r in rows if r["resolved"] is not None]
+    out["labelled"] = len(labelled)
+    out["resolved"] = sum(1 for v in labelled if v is True) if labelled else None
     return out
 
 
-def _n(v: Any) -> str:
-    return "–" if v is None else str(v)
+def _n(v: Any, partial: bool = False) -> str:
+    return "–" if v is None else f"≥{v}" if partial else str(v)
 
 
 def stats_table(rows: list[dict[str, Any]], totals: dict[str, Any]) -> Table:
-    """The ``stats`` table: ids wrap instead of being cut, numbers right-aligned."""
-    table = Table(caption="in/cached/out: tokens (in includes cached); –: the source has no number")
+    """The ``stats`` table: ids wrap instead of being cut, numbers right-aligned; a partial sum
+    prints as ``≥N``."""
+    table = Table(
+        caption="in/cached/out: tokens (in includes cached); –: the source has no number; "
+        "≥: a partial sum (some calls lack the count)"
+    )
     table.add_column("id", overflow="fold")
     table.add_column("format", overflow="fold")
     for h in HEADERS:
         table.add_column(h, justify="right", no_wrap=True)
     table.add_column("resolved")
     for r in rows:
+        part = r.get("partial", ())
         table.add_row(
-            r["id"], r["source_format"], *(_n(r[k]) for k in COUNT_KEYS), _n(r["resolved"])
+            r["id"],
+            r["source_format"],
+            *(_n(r[k], k in part) for k in COUNT_KEYS),
+            _n(r["resolved"]),
         )
+    labels = totals["labelled"]
     table.add_row(
         f"total ({totals['trajectories']})",
         "",
-        *(_n(totals[k]) for k in COUNT_KEYS),
-        f"{totals['resolved']} true",
+        *(_n(totals[k], k in totals["partial"]) for k in COUNT_KEYS),
+        f"{totals['resolved']} of {labels} labelled" if labels else "no labels",
         style="bold",
     )
     return table

@@ -1,7 +1,7 @@
 """Build the Security Suite SFT data (spec b.4): for every task and task type, N teacher samples,
-each through its execution filter; the kept ones become SFT rows (``agentpost.train.sft_data``:
+each through its execution filter; the kept ones become SFT rows (``agentpost.sft.rows``:
 the prompt as context, the teacher's answer as the only target) and the three size-matched
-recipes are written as Parquet through ``agentpost.train.sft_io``.
+recipes are written as Parquet through ``agentpost.sft.io``.
 
 Kept per (task, type): passing samples de-duplicated by their normalised answer, at most
 ``cap`` (spec e.10: ≤ 4). Every sample's verdict is counted by reason in the manifest, so a run
@@ -40,8 +40,8 @@ from agentpost.security.recipes.filters import (
 )
 from agentpost.security.recipes.formats import TASK_TYPES, build_prompt
 from agentpost.security.recipes.mixtures import RECIPES, mix_recipes
+from agentpost.sft.rows import SFTRow
 from agentpost.store import Store
-from agentpost.train.sft_data import SFTRow
 
 FORMAT = fmt("agentpost.security.suite-build")
 
@@ -155,7 +155,7 @@ def write_recipes(
 ) -> dict[str, Any]:  # fmt: skip
     """Write ``examples/<type>.parquet``, ``<recipe>.parquet`` and ``manifest.json`` under
     ``out``; returns the manifest."""
-    from agentpost.train.sft_io import write_rows
+    from agentpost.sft.io import write_rows
 
     out = Path(out)
     (out / "examples").mkdir(parents=True, exist_ok=True)

@@ -23,7 +23,7 @@ FORMATS: dict[str, str] = {
     "mini-swe-agent": "mini_swe_agent",
     "swe-agent": "swe_agent",
     "openhands-v0": "openhands",
-    "openhands-eval": "openhands",
+    "openhands-eval": "openhands_eval",
     "openhands-v1": "openhands_v1",
     "atif": "atif",
     "gemini-cli": "gemini_cli",

@@ -41,6 +41,26 @@ class NotATrajectory(Exception):  # noqa: N818 - a signal, not an error
     """The file is a known companion (an index, a predictions file, a continuation): skip it."""
 
 
+def companion(path: Path, yaml: bool = False) -> Any:
+    """The parsed JSON (or, with ``yaml``, YAML) of a file that sits beside a trajectory and
+    only adds to it (a conversation state, a session's or run's config), or None when it is
+    absent, a symlink (it may lead anywhere on the host), not a regular file, or unreadable:
+    its absence never fails the import."""
+    from agentpost.trajectory.io import read_regular
+
+    try:
+        if path.is_symlink() or not path.is_file():
+            return None
+        raw = read_regular(path)
+        if not yaml:
+            return orjson.loads(raw)
+        import yaml as pyyaml  # type: ignore[import-untyped]
+
+        return pyyaml.safe_load(raw)
+    except Exception:  # noqa: BLE001 - any unreadable companion is no companion
+        return None
+
+
 class Ctx:
     """Where the importer is: the file, and a record label for multi-record files."""
 
@@ -355,6 +375,16 @@ def new_usage(
         },
     )
     return m
+
+
+def import_note(layout: str, warnings: list[list[str]] | None = None) -> dict[str, Any]:
+    """``{"import": {"layout": ..., "warnings": [[place, message], ...]}}`` for a trajectory's
+    metadata: the layout the importer recognised (a key of ``trajectory.coverage.PROMISES``)
+    and what its cross-checks found (``agentpost import`` prints them, naming the file)."""
+    note: dict[str, Any] = {"layout": layout}
+    if warnings:
+        note["warnings"] = warnings
+    return {"import": note}
 
 
 def setf(obj: Any, name: str, value: Any) -> None:

@@ -114,12 +114,18 @@ def _companion(name: str, h: _Head) -> None:
     if name.endswith((".yaml", ".yml")):
         if h.near_has(b"instances_by_exit_status"):
             raise NotATrajectory("mini-swe-agent exit-status index")
+        if name in ("args.yaml", "config.yaml") and h.near_has(b"agent:"):
+            raise NotATrajectory("SWE-agent run config, read with the run's .traj files")
         raise NotATrajectory("YAML file, not a trajectory")
     if name == "result.json" and h.has(b"verifier_result"):
         raise NotATrajectory("Harbor trial result, joined into its trajectory")
     why = harbor.companion(name, h)
     if why is not None:
         raise NotATrajectory(why)
+    if name == "metadata.json" and (
+        h.has(b"conversation_id") or h.has(b"agent_class") or h.has(b"eval_output_dir")
+    ):
+        raise NotATrajectory("OpenHands session or run metadata, read with its trajectories")
     if name == "base_state.json" and h.has(b"agent"):
         raise NotATrajectory("OpenHands V1 conversation state, read with its events/ folder")
     if name == "report.json" and h.has(b"tests_status"):
@@ -152,13 +158,22 @@ def _by_content(name: str, h: _Head) -> str | None:
         has(b"mini_version", deep=True) or has(b"trajectory_format", b'"mini-swe-agent', True)
     ):
         return "mini-swe-agent"
+    if name.endswith(".jsonl") and (has(b"history", deep=True) or has(b"test_result")):
+        # evaluation output (``instance_id``: v0 or V1 events), resolver output (``issue``),
+        # the 2024 OpenDevin output (``history`` of [action, observation] pairs), a run a line
+        if has(b"instance_id") or (has(b"issue") and has(b"git_patch", deep=True)):
+            return "openhands-eval"
+        if has(b"history", b"[[", deep=True):
+            return "openhands-eval"
     if first.startswith(b"{") and has(b"kind") and has(b"source"):
         if b"Event" in first or name.endswith(".jsonl"):
             return "openhands-v1"
-    if name.endswith(".jsonl") and has(b"history", deep=True):
-        # evaluation output (``instance_id``) or resolver output (``issue``), one run a line
-        if has(b"instance_id") or (has(b"issue") and has(b"git_patch", deep=True)):
-            return "openhands-eval"
+    if first.startswith(b"[") and (
+        has(b"kind", b'"SystemPromptEvent"')
+        or has(b"kind", b'"MessageEvent"')
+        or has(b"kind", b'"ActionEvent"')
+    ):
+        return "openhands-v1"  # a JSON list of V1 events (their "action" is no v0 action)
     if first.startswith(b"[") and has(b"source", deep=True):
         if has(b"action", deep=True) or has(b"observation", deep=True):
             return "openhands-v0"
@@ -212,6 +227,8 @@ def detect_data(data: Any) -> str | None:
         if "history" in keys:
             return "swe-agent"
     if isinstance(data, list) and data and isinstance(data[0], dict):
+        if "kind" in data[0] and "source" in data[0]:
+            return "openhands-v1"
         if "source" in data[0]:
             return "openhands-v0"
         if "role" in data[0]:

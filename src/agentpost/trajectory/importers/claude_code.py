@@ -17,6 +17,9 @@ blocks in user lines are the observations (``is_error`` as given). ``Bash`` is a
 
 Sidechains (``isSidechain: true``: a Task subagent's calls) become trajectories of their own,
 one per ``agentId``, with ``metadata.parent_session_id``; a subagent file is all sidechain.
+Claude Code 1.0.x wrote its subagents' lines into the session file without ``agentId``: each
+subagent run starts at a sidechain line with no parent, and its lines follow ``parentUuid``
+from there (``_Chains``), so two runs are two trajectories, not one.
 
 Layer: io. Departures: Anthropic reports no reasoning-token count, so ``reasoning_tokens`` is
 null (the thinking text is kept as ``reasoning``); synthetic lines
@@ -65,9 +68,13 @@ class _Run:
         self.model: str | None = None
         self.version: str | None = None
         self.lines: list = []
+        self.unread = 0  # assistant lines whose content is of no shape known here
 
     def assistant(self, rec: dict, msg: dict) -> None:
         if msg.get("model") == "<synthetic>":
+            return
+        if not isinstance(msg.get("content"), str | list):
+            self.unread += 1
             return
         mid = msg.get("id") or rec.get("requestId") or rec.get("uuid")
         t = self.by_msg.get(mid) if mid is not None else None
@@ -116,6 +123,12 @@ class _Run:
                 self.instruction = c.as_str(b.get("text"))
 
 
+def _layout(version: str | None) -> str:
+    return (
+        "claude-code/1.0" if version is not None and version.startswith("1.") else "claude-code/2"
+    )
+
+
 def _owner(turns: list[Any], call_id: Any) -> Any:
     """The latest turn that made call ``call_id``; the last turn when none did."""
     for i in range(len(turns) - 1, -1, -1):  # (not reversed(): mypyc 2.4 fails to compile it)
@@ -136,18 +149,50 @@ def _settle_output(turns: list) -> None:
             c.setf(t.usage, "output_tokens", None)
 
 
+class _Chains:
+    """Which agent each line belongs to: the main session (``""``), a subagent's ``agentId``
+    (Claude Code 2.x), or, for 1.0.x sidechains, which carry no ``agentId``, the subagent run
+    whose first line (``parentUuid`` null or outside the sidechains) the line descends from:
+    ``sidechain-1``, ``sidechain-2``... in order of their first lines."""
+
+    def __init__(self) -> None:
+        self.of: dict[Any, str] = {}  # uuid -> key
+        self.roots = 0
+
+    def key(self, rec: dict, message: bool) -> str | None:
+        if not rec.get("isSidechain"):
+            return ""  # (a main-chain parent starts a new sidechain run: not remembered)
+        if rec.get("agentId"):
+            key = str(rec["agentId"])
+        else:
+            parent = self.of.get(rec.get("parentUuid"))
+            if parent:
+                key = parent
+            elif message:
+                self.roots += 1
+                key = f"sidechain-{self.roots}"
+            else:
+                return None
+        uid = rec.get("uuid")
+        if isinstance(uid, str):
+            self.of[uid] = key
+        return key
+
+
 def convert_lines(lines: list[tuple[int, Any]], ctx: c.Ctx, keep_raw: bool = False) -> list:
     runs: dict[str, _Run] = {}
     session = None
+    chains = _Chains()
     for lineno, rec in lines:
         if not isinstance(rec, dict):
             raise ctx.fail(f"line {lineno}", "expected an object")
         kind = rec.get("type")
-        if kind not in ("user", "assistant"):
+        message = kind in ("user", "assistant")
+        key = chains.key(rec, message)
+        if not message or key is None:
             continue
         msg = c.req(ctx, rec, "message", f"line {lineno}: $", dict)
         session = session or c.as_str(rec.get("sessionId"))
-        key = str(rec.get("agentId") or "sidechain") if rec.get("isSidechain") else ""
         run = runs.setdefault(key, _Run())
         run.version = run.version or c.as_str(rec.get("version"))
         if keep_raw:
@@ -158,6 +203,12 @@ def convert_lines(lines: list[tuple[int, Any]], ctx: c.Ctx, keep_raw: bool = Fal
             run.user(rec, msg)
     if not runs:
         raise c.NotATrajectory("Claude Code session with no messages")
+    if not any(r.turns for r in runs.values()) and any(r.unread for r in runs.values()):
+        raise ctx.fail(
+            "$.message.content",
+            "a Claude Code session of a layout not known here: no "
+            "assistant line has message.content as text or a list of content blocks",
+        )
     for run in runs.values():
         _settle_output(run.turns)
     sid = session or ctx.path.stem
@@ -178,7 +229,7 @@ def convert_lines(lines: list[tuple[int, Any]], ctx: c.Ctx, keep_raw: bool = Fal
             turns=run.turns,
             keep_raw=keep_raw,
             raw=run.lines,
-            metadata=meta,
+            metadata=meta | c.import_note(_layout(run.version)),
         )
         if any("output_tokens_at_least" in t.extra for t in run.turns):
             traj.totals.unknown = ["output_tokens"]

@@ -102,6 +102,8 @@ class _Run:
         self.calls: dict[str, Any] = {}
         self.instruction: str | None = None
         self.last_total: Any = None
+        # each distinct ``token_count``: (line, turns made before it, the turn then open, info)
+        self.counts: list[tuple[int, int, Any, dict]] = []
 
     def _turn(self, ts: Any) -> Any:
         if self.open is None:
@@ -109,49 +111,112 @@ class _Run:
             self.turns.append(self.open)
         return self.open
 
-    def item(self, p: dict, ts: Any) -> None:
+    def item(self, p: dict, ts: Any) -> bool:
+        """Add one response item; True when it is the model's output (a model call's item)."""
         kind = p.get("type")
         if kind == "message":
             text = _text(p.get("content"))
             if p.get("role") == "assistant":
                 t = self._turn(ts)
                 c.setf(t, "text", text if t.text is None else f"{t.text}\n{text}")
-            elif p.get("role") == "user" and self.instruction is None and text:
+                return True
+            if p.get("role") == "user" and self.instruction is None and text:
                 if not text.lstrip().startswith(PREAMBLE):
                     self.instruction = text
         elif kind == "reasoning":
             summary = _text(p.get("summary"))
+            t = self._turn(ts)
             if summary:
-                t = self._turn(ts)
                 c.setf(
                     t, "reasoning", summary if t.reasoning is None else f"{t.reasoning}\n{summary}"
                 )
+            return True
         elif kind in ("function_call", "custom_tool_call", "local_shell_call"):
             call = _call(p)
             self._turn(ts).tool_calls.append(call)
             if call.id is not None:
                 self.calls[call.id] = self.open
+            return True
         elif kind in ("function_call_output", "custom_tool_call_output"):
             owner = self.calls.get(str(p.get("call_id"))) or (
                 self.turns[-1] if self.turns else None
             )
             if owner is not None:
                 owner.observations.append(_output(p))
+        return False
 
-    def token_count(self, p: dict) -> None:
+    def token_count(self, p: dict, lineno: int) -> None:
+        """A ``token_count`` whose running total changed ends a model call (its place among
+        the call's items is decided once the whole file is read: ``place_usage``)."""
         info = p.get("info") if isinstance(p.get("info"), dict) else None
         if info is None or info.get("total_token_usage") == self.last_total:
             return
         self.last_total = info.get("total_token_usage")
-        if self.open is not None:
-            c.setf(self.open, "usage", _usage(info.get("last_token_usage")))
-            self.open = None
+        self.counts.append((lineno, len(self.turns), self.open, info))
+        self.open = None
+
+
+def place_usage(run: _Run) -> tuple[str, list[list[str]]]:
+    """Give each ``token_count`` to the call it counts, and say which layout the file has.
+
+    Codex 0.104 writes a call's ``token_count`` after that call's items; 0.58 wrote it before
+    them. Decided from the data: when the first count came before any model item, every count
+    belongs to the call that starts after it (``count-before-items``), else to the call it ends
+    (``count-after-items``). Returns the layout and the cross-check findings."""
+    warnings: list[list[str]] = []
+    counts = run.counts
+    before = bool(counts) and counts[0][1] == 0 and counts[0][2] is None and bool(run.turns)
+    for line, made, open_turn, info in counts:
+        usage = _usage(info.get("last_token_usage"))
+        if before:
+            target = run.turns[made] if made < len(run.turns) else None
+        else:
+            target = open_turn
+        if target is None:
+            warnings.append([f"line {line}: token_count", "counts no model call in this file"])
+        elif target.usage is not None:
+            warnings.append([f"line {line}: token_count", "a second count for one model call"])
+        else:
+            c.setf(target, "usage", usage)
+    warnings += _running_total_checks(counts)
+    return ("codex/count-before-items" if before else "codex/count-after-items"), warnings
+
+
+_KEYS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens")
+
+
+def _running_total_checks(counts: list) -> list[list[str]]:
+    """``total_token_usage`` is a running total: it never goes down, and each step is that
+    call's ``last_token_usage``; a step that differs means a count was lost or doubled."""
+    out: list[list[str]] = []
+    prev: dict = {}
+    for line, _, _, info in counts:
+        total, last = (
+            c.as_dict(info.get("total_token_usage")),
+            c.as_dict(info.get("last_token_usage")),
+        )
+        for k in _KEYS:
+            a, b, d = c.as_int(total.get(k)), c.as_int(prev.get(k, 0)), c.as_int(last.get(k))
+            if a is None or b is None:
+                continue
+            if a < b:
+                out.append([f"line {line}: total_token_usage.{k}", f"went down ({b} to {a})"])
+            elif d is not None and a - b != d:
+                out.append(
+                    [
+                        f"line {line}: last_token_usage.{k}",
+                        f"{d}, but the running total grew by {a - b} (a count lost or doubled)",
+                    ]
+                )
+        prev = total
+    return out[:5]
 
 
 def convert_lines(lines: list[tuple[int, Any]], ctx: c.Ctx, keep_raw: bool = False) -> list:
     run = _Run()
     meta: dict[str, Any] = {}
     model = None
+    known = 0
     for lineno, rec in lines:
         if not isinstance(rec, dict):
             raise ctx.fail(f"line {lineno}", "expected an object")
@@ -165,9 +230,17 @@ def convert_lines(lines: list[tuple[int, Any]], ctx: c.Ctx, keep_raw: bool = Fal
         elif kind == "turn_context":
             model = model or c.as_str(p.get("model"))
         elif kind == "response_item":
+            known += 1
             run.item(p, rec.get("timestamp"))
         elif kind == "event_msg" and p.get("type") == "token_count":
-            run.token_count(p)
+            run.token_count(p, lineno)
+    if not known and not meta:
+        raise ctx.fail(
+            "line 1",
+            "a Codex rollout of a layout not known here: expected lines "
+            '{"type": "session_meta" | "response_item" | "event_msg", "payload": {...}}',
+        )
+    layout, warnings = place_usage(run)
     sid = c.as_str(meta.get("id")) or ctx.path.stem
     git = c.as_dict(meta.get("git"))
     return [
@@ -192,6 +265,7 @@ def convert_lines(lines: list[tuple[int, Any]], ctx: c.Ctx, keep_raw: bool = Fal
                     "git_commit": git.get("commit_hash"),
                 }.items()
                 if v is not None
-            },
+            }
+            | c.import_note(layout, warnings),
         )
     ]

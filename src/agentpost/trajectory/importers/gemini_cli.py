@@ -118,6 +118,7 @@ def convert(data: Any, ctx: c.Ctx, keep_raw: bool = False) -> list[Trajectory]:
             turns=turns,
             keep_raw=keep_raw,
             raw=data,
-            metadata={"startTime": data.get("startTime"), "lastUpdated": data.get("lastUpdated")},
+            metadata={"startTime": data.get("startTime"), "lastUpdated": data.get("lastUpdated")}
+            | c.import_note("gemini-cli/session"),
         )
     ]

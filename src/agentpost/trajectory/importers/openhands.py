@@ -1,15 +1,16 @@
-"""OpenHands v0: event lists (``[{id, source, action|observation, ...}]``) and evaluation
-``output.jsonl`` (one instance per line, its events under ``history``).
+"""OpenHands v0 events: event lists (``[{id, source, action|observation, ...}]``), session
+folders (``sessions/<id>/events/N.json``, one event per file, read by ``openhands_session``) and,
+through ``openhands_eval``, the ``history`` of evaluation output lines.
 
 One turn is one LLM response: agent actions that share ``tool_call_metadata.model_response.id``
 are its parallel tool calls. Usage, strongest first: the response's own ``usage`` (reported);
 the record's ``metrics.token_usages`` entry with the same ``response_id`` (reported); the
 difference of the cumulative ``llm_metrics.accumulated_token_usage`` (``running_total_diff``).
-Observations join their action through ``cause``; ``extras.metadata.exit_code`` is the exit
-code; ``error`` observations are ``is_error``. The last ``agent_state_changed`` state
+Observations join their action through ``cause``; ``extras.metadata.exit_code`` (2024:
+``extras.exit_code``) is the exit code; ``error`` observations are ``is_error``. The last ``agent_state_changed`` state
 (``finished``, ``error``, ``stopped``, ``awaiting_user_input``...) is the run's exit status
-(``outcome.details.exit_status``). Resolver output (``issue`` instead of ``instance_id``) is read
-like evaluation output; its ``success`` is the resolver's own verdict, kept in details, not a test.
+(``outcome.details.exit_status``). Cross-check: a cumulative counter that goes down gives no
+difference (the turn's count is unknown, and the import says where).
 
 Layer: io. Departure: an ``error`` observation with no ``cause`` after a finished turn becomes a
 turn of its own with no tool call (``extra.failed_call``): the model was called, but its reply
@@ -25,7 +26,7 @@ from agentpost.trajectory.importers import _common as c
 from agentpost.trajectory.model import Outcome, Trajectory, Usage
 
 NAME = "openhands-v0"
-EVAL_NAME = "openhands-eval"
+_COUNTERS = ("prompt_tokens", "cache_read_tokens", "completion_tokens")
 NOT_MODEL_CALLS = {"system", "recall", "condensation", "change_agent_state", "null"}
 LEGACY_TOOLS = {"run": "execute_bash", "edit": "str_replace_editor", "finish": "finish"}
 
@@ -99,6 +100,7 @@ class _Builder:
         self.instruction: Any = None
         self.model: Any = None
         self.final_state: str | None = None
+        self.warnings: list[list[str]] = []
 
     def _usage(self, resp: dict, ev: dict) -> Usage | None:
         usage = c.usage_from_openai(resp.get("usage"))
@@ -120,6 +122,14 @@ class _Builder:
                     x = d[i]
                     if x is not None and not c.in_range(x):
                         d[i] = None
+                    elif x is not None and x < 0:  # a running counter went down: no count
+                        d[i] = None
+                        self.warnings.append(
+                            [
+                                f"event {ev.get('id')}: llm_metrics.accumulated_token_usage",
+                                f"{_COUNTERS[i]} went down by {-x} (the difference is no count)",
+                            ]
+                        )
                 usage = c.new_usage(
                     input_tokens=d[0],
                     cached_tokens=d[1],
@@ -198,7 +208,11 @@ class _Builder:
         text = ev.get("content") if isinstance(ev.get("content"), str) else ev.get("message")
         t.observations.append(
             c.observation(
-                call_id, text, c.as_int(md.get("exit_code", ev.get("exit_code"))), is_err, timed_out
+                call_id,
+                text,
+                c.as_int(md.get("exit_code", extras.get("exit_code", ev.get("exit_code")))),
+                is_err,
+                timed_out,
             )
         )
 
@@ -250,62 +264,6 @@ def convert(data: Any, ctx: c.Ctx, keep_raw: bool = False) -> list[Trajectory]:
             outcome=outcome,
             keep_raw=keep_raw,
             raw=data,
+            metadata=c.import_note("openhands-v0/events", b.warnings),
         )
     ]
-
-
-def _record_id(rec: dict, lineno: int) -> str | None:
-    """``instance_id`` (evaluation output), else ``owner/repo#number`` (resolver output)."""
-    if rec.get("instance_id") is not None:
-        return str(rec["instance_id"])
-    issue = c.as_dict(rec.get("issue"))
-    if issue.get("number") is not None:
-        return f"{issue.get('owner')}/{issue.get('repo')}#{issue.get('number')}"
-    return None
-
-
-def convert_lines(lines: list[tuple[int, Any]], ctx: c.Ctx, keep_raw: bool = False) -> list:
-    """Evaluation ``output.jsonl``: one instance per line."""
-    out = []
-    for lineno, rec in lines:
-        lctx = c.Ctx(ctx.path, f"line {lineno}")
-        history = c.req(lctx, rec, "history", "$", list)
-        metrics = c.as_dict(rec.get("metrics"))
-        b = _Builder(metrics.get("token_usages"))
-        b.feed(history, lctx, "$.history")
-        meta = c.as_dict(rec.get("metadata"))
-        test_result = c.as_dict(rec.get("test_result"))
-        outcome = c.construct(
-            Outcome,
-            resolved=test_result.get("resolved")
-            if isinstance(test_result.get("resolved"), bool)
-            else None,
-            tests={},
-            evaluator=None,
-            details={
-                "error": rec.get("error"),
-                "git_patch": test_result.get("git_patch") or rec.get("git_patch"),
-                "exit_status": b.final_state,
-                **({"resolver_success": rec["success"]} if "success" in rec else {}),
-            },
-        )
-        rid = _record_id(rec, lineno)
-        model = (meta.get("llm_config") or {}).get("model") or b.model
-        out.append(
-            c.trajectory(
-                lctx,
-                EVAL_NAME,
-                id=rid or f"line-{lineno}",
-                task_id=rid,
-                agent=meta.get("agent_class") or "openhands",
-                model=model,
-                system_prompt=b.system,
-                instruction=c.as_str(rec.get("instruction")) or b.instruction,
-                turns=b.turns,
-                outcome=outcome,
-                keep_raw=keep_raw,
-                raw=rec,
-                metadata={"max_iterations": meta.get("max_iterations")},
-            )
-        )
-    return out

@@ -13,11 +13,14 @@ functions in its shell, so ``command`` holds the action text; ``edit``/``create`
 Replays and demonstrations record ``tokens_sent: 0, tokens_received: 0`` for calls no model
 made: those zeros are placeholders, so the totals stay null and ``totals.unknown`` names them
 (an average over runs must not count them as free runs). ``model`` comes from
-``replay_config.agent.model.name`` (a JSON string in 1.x files) when the file names one.
+``replay_config.agent.model.name`` (a JSON string in 1.x files) when the file names one, else
+from the run folder's config beside it (``args.yaml`` of 0.x: ``agent.model.model_name``;
+``config.yaml`` of 1.x: ``agent.model.name``).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from agentpost.trajectory.importers import _common as c
@@ -122,6 +125,32 @@ def _model(data: dict) -> str | None:
     return name if isinstance(name, str) and name else None
 
 
+RUN_CONFIGS = ("args.yaml", "config.yaml")  # SWE-agent 0.x, 1.x: beside each run's .traj files
+_CONFIG_BYTES = 1 << 20
+_run_models: dict[tuple, Any] = {}  # (config file, mtime, size) -> model name (parsed once)
+
+
+def _run_model(folder: Path) -> str | None:
+    """The model a run folder's config names: ``agent.model.model_name`` (0.x ``args.yaml``)
+    or ``agent.model.name`` (1.x ``config.yaml``); None when there is none or it is unreadable.
+    Parsed once per file (a run folder holds a .traj per instance)."""
+    for name in RUN_CONFIGS:
+        path = folder / name
+        try:
+            st = path.lstat()
+        except OSError:
+            continue
+        key = (str(path), st.st_mtime_ns, st.st_size)
+        if key not in _run_models:
+            doc = c.companion(path, yaml=True) if st.st_size <= _CONFIG_BYTES else None
+            model = c.as_dict(c.as_dict(c.as_dict(doc).get("agent")).get("model"))
+            found = model.get("model_name") or model.get("name")
+            _run_models[key] = found if isinstance(found, str) and found else None
+        if _run_models[key] is not None:
+            return _run_models[key]
+    return None
+
+
 def _run_total(stats: dict) -> tuple[c.Usage | None, list[str]]:
     """Run-level usage, and the token fields that hold only placeholder zeros."""
     sent, received = c.as_int(stats.get("tokens_sent")), c.as_int(stats.get("tokens_received"))
@@ -171,7 +200,7 @@ def convert(data: Any, ctx: c.Ctx, keep_raw: bool = False) -> list[Trajectory]:
         id=stem,
         task_id=stem,
         agent="swe-agent",
-        model=_model(data),
+        model=_model(data) or _run_model(ctx.path.parent),
         system_prompt=c.as_str(system),
         instruction=instruction,
         turns=turns,
@@ -179,7 +208,8 @@ def convert(data: Any, ctx: c.Ctx, keep_raw: bool = False) -> list[Trajectory]:
         run_total=run_total,
         keep_raw=keep_raw,
         raw=data,
-        metadata={"model_stats": stats} if stats else {},
+        metadata=({"model_stats": stats} if stats else {})
+        | c.import_note("swe-agent/trajectory" if steps else "swe-agent/history"),
     )
     if unknown:
         traj.totals.unknown = unknown

@@ -1,1 +1,0 @@
-"""SCVD: candidate-state replay, verification annotations, metrics and distillation data."""
