@@ -8,7 +8,8 @@ from __future__ import annotations
 import pytest
 
 from agentpost.lab.env import LabEnv, Memo, scripted_commands
-from agentpost.lab.episodes import scripted_episode, task_plans
+from agentpost.lab.episodes import scripted_episode
+from agentpost.lab.plans import task_plans
 from agentpost.lab.tasks import write_family
 from agentpost.sandbox.registry import get_backend
 from agentpost.tasks.loader import load_suite

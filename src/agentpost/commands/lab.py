@@ -68,12 +68,12 @@ def preflight_command(
 ) -> None:
     """Is the SFT policy in the methods' regime? Groups of 8 on held-out tasks at T = 1."""
     from agentpost.commands._options import sandbox_backend
+    from agentpost.lab.preflight import preflight_stage
     from agentpost.lab.presets import hero_config
-    from agentpost.lab.stages import preflight
 
     cfg = hero_config(_scale(scale))
     with _trainer_prints_to_stderr():
-        pf = preflight(out, cfg.policy, sandbox_backend(backend), cfg.preflight_group,
+        pf = preflight_stage(out, cfg.policy, sandbox_backend(backend), cfg.preflight_group,
                        progress=lambda m: typer.echo(m, err=True))  # fmt: skip
     if as_json:
         typer.echo(json.dumps(pf, default=str))

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from agentpost.errors import InfraError
+from agentpost.lab.plans import task_plans
 from agentpost.lab.transcript import SUBMIT, observation
 from agentpost.sandbox.base import Backend, ExecResult
 from agentpost.tasks.evaluate import evaluate, prepare, spec_for
@@ -41,8 +42,6 @@ MEMO_OUTPUT_CHARS = 2000  # more than any observation shows (``transcript.OBS_CH
 
 def scripted_commands(task: Task) -> frozenset[str]:
     """The task's own fixed commands: its explore views, oracle, wrong candidate and check."""
-    from agentpost.lab.episodes import task_plans
-
     return frozenset(c for plan in task_plans(task).values() for c in plan if c != SUBMIT)
 
 

@@ -13,11 +13,11 @@ Layer: io.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from agentpost import __version__
 from agentpost.lab.env import LabEnv, Memo
-from agentpost.lab.transcript import SUBMIT, messages, plans, verified
+from agentpost.lab.plans import task_plans
+from agentpost.lab.transcript import SUBMIT, messages
 from agentpost.sandbox.base import Backend
 from agentpost.sft.rows import SFTRow, make_row
 from agentpost.tasks.model import Task
@@ -51,26 +51,6 @@ class Episode:
     def tokens(self) -> int:
         """Length of the final transcript (prompt, turns; observations not counted)."""
         return self.prompt_tokens + sum(self.turn_tokens)
-
-
-def last_command(script: Path) -> str:
-    """The command of a generated one-line solution script (its last non-comment line)."""
-    lines = [ln for ln in script.read_text().splitlines() if ln.strip() and not ln.startswith("#")]
-    return lines[-1]
-
-
-def _commands(task: Task) -> tuple[list[str], str, str, str]:
-    return (task.explore, last_command(task.solution_script),
-            last_command(task.wrong_solutions[0]), task.check or "true")  # fmt: skip
-
-
-def task_plans(task: Task, teacher: bool = False) -> dict[str, list[str]]:
-    """The scripted behaviours on ``task`` (``teacher``: their ``transcript.verified`` forms)."""
-    explore, oracle, wrong, check = _commands(task)
-    out = plans(explore, oracle, wrong, check)
-    if teacher:
-        out = {k: verified(v, oracle, wrong, check) for k, v in out.items()}
-    return out
 
 
 def scripted_episode(

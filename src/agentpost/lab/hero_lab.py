@@ -82,12 +82,6 @@ class HeroLabConfig:
             "workers": (at_least(self.workers, 1), "at least 1"),
         })  # fmt: skip
 
-    @classmethod
-    def smoke(cls) -> HeroLabConfig:
-        from agentpost.lab.presets import hero_config
-
-        return hero_config("smoke")
-
 
 def episode_record(ep: Episode, sample: int) -> dict[str, Any]:
     """One held-out rollout's figures, with its per-turn entropy and unproductive flags."""
@@ -263,15 +257,16 @@ def table(arms: dict[str, dict[int, list[dict]]], tasks: list[str], k: int, n_bo
 
 def run_hero_lab(out: str | Path, cfg: HeroLabConfig, backend: Backend,
                  progress: Callable[[str], None] = print) -> dict:  # fmt: skip
+    from agentpost.lab.preflight import preflight_stage
     from agentpost.lab.sampling import one_thread
-    from agentpost.lab.stages import preflight, student
+    from agentpost.lab.stages import student
 
     one_thread()
     out = Path(out)
     t_start = time.monotonic()
     have = student(out, cfg.policy, backend, progress)
     held, sft_info = have[1], have[7]
-    pf = preflight(out, cfg.policy, backend, cfg.preflight_group, progress, have)
+    pf = preflight_stage(out, cfg.policy, backend, cfg.preflight_group, progress, have)
     progress("preflight: " + json.dumps({k: pf["summary"][k] for k in (
         "share_in_regime", "median_cost_ratio", "resolved", "exposed", "repaired",
         "in_regime")}))  # fmt: skip

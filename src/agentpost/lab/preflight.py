@@ -24,13 +24,19 @@ Layer: edges (runs sandboxes and a torch policy).
 
 from __future__ import annotations
 
+import json
 import math
 import statistics
+import time
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
+from agentpost.documents.formats import fmt, producer
+from agentpost.documents.write import write_json
 from agentpost.lab.env import LabEnv, Memo
-from agentpost.lab.episodes import Episode, task_plans
+from agentpost.lab.episodes import Episode
+from agentpost.lab.plans import task_commands, task_plans
 from agentpost.lab.verify_rules import replay_to_candidate
 from agentpost.sandbox.base import Backend
 from agentpost.tasks.model import Task
@@ -50,9 +56,7 @@ def wrong_candidate(
     task: Task, ep: Episode, out: str, backend: Backend, memo: Memo | None
 ) -> dict[str, Any]:
     """{candidate, y_c, exposed, repaired} of one rollout (the last two only when y_c = 0)."""
-    from agentpost.lab.episodes import _commands
-
-    _, oracle, _, check = _commands(task)
+    _, oracle, _, check = task_commands(task)
     t_c, env, _ = replay_to_candidate(task, ep.commands, out, backend, ep.exits, memo)
     if env is None:
         return {"candidate": False, "y_c": None, "exposed": None, "repaired": None}
@@ -132,3 +136,22 @@ def run_preflight(
         rec.update(wrong_candidate(task, ep, outs[ep.task_id], backend, memo))
         records.append(rec)
     return {"summary": summarise(records), "tasks": task_rows(records), "records": records}
+
+
+def preflight_stage(out: Path, cfg: Any, backend: Backend, group: int, progress=print,
+              have: tuple | None = None) -> dict:  # fmt: skip
+    """The pre-flight table of the SFT student (``lab.preflight``), written once to
+    ``preflight.json``; ``have``: ``student``'s result when the caller already has it."""
+    from agentpost.lab.stages import outputs, student
+
+    path = out / "preflight.json"
+    if not path.is_file():
+        _, held, memo, _, _, model, tok, _ = have or student(out, cfg, backend, progress)
+        t0 = time.monotonic()
+        pf = run_preflight(model, tok, held, outputs(out), backend, cfg, group=group,
+                           seed=cfg.seed, memo=memo)  # fmt: skip
+        pf = {"format": fmt("agentpost.lab-preflight"),
+              "producer": producer(run_preflight, group=group, seed=cfg.seed),
+              **pf, "wall_s": round(time.monotonic() - t0, 1)}  # fmt: skip
+        write_json(path, pf, default=str)
+    return json.loads(path.read_text())

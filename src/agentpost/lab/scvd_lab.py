@@ -58,8 +58,8 @@ from agentpost.lab.stages import (
 from agentpost.lab.transcript import messages
 from agentpost.lab.verify_rules import record, replay_to_candidate
 from agentpost.sandbox.base import Backend
-from agentpost.tasks.model import Task
 from agentpost.sft.rows import SFTRow, make_row
+from agentpost.tasks.model import Task
 
 FORMAT = fmt("agentpost.lab-scvd")
 CAVEAT = ("Micro scale: a ~1M-parameter student trained from scratch on procedural tasks whose "
@@ -112,12 +112,6 @@ class ScvdLabConfig:
             "temperature": (self.temperature >= 0, ">= 0 (0: greedy)"),
             "n_boot": (at_least(self.n_boot, 1), "at least 1"),
         })  # fmt: skip
-
-    @classmethod
-    def smoke(cls) -> ScvdLabConfig:
-        from agentpost.lab.presets import scvd_config
-
-        return scvd_config("smoke")
 
 
 def _hand_offs(student, teacher, tok, tasks: list[Task], outs, backend, memo, cfg, seed):

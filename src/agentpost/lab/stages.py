@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Any
 
 from agentpost.config_checks import at_least, check, positive
-from agentpost.documents.formats import fmt, producer
 from agentpost.documents.write import write_json
 from agentpost.lab.curriculum import copy_rows
 from agentpost.lab.env import LabEnv, Memo
@@ -255,22 +254,3 @@ def student(out: Path, cfg: PolicyConfig, backend: Backend, progress=print):
     progress(f"sft: {info['params']:,} parameters, loss {info['loss_first']:.3f} → "
              f"{info['loss_last']:.3f}")  # fmt: skip
     return train, held, memo, eps, teps, model, tok, info
-
-
-def preflight(out: Path, cfg: PolicyConfig, backend: Backend, group: int, progress=print,
-              have: tuple | None = None) -> dict:  # fmt: skip
-    """The pre-flight table of the SFT student (``lab.preflight``), written once to
-    ``preflight.json``; ``have``: ``student``'s result when the caller already has it."""
-    from agentpost.lab.preflight import run_preflight
-
-    path = out / "preflight.json"
-    if not path.is_file():
-        _, held, memo, _, _, model, tok, _ = have or student(out, cfg, backend, progress)
-        t0 = time.monotonic()
-        pf = run_preflight(model, tok, held, outputs(out), backend, cfg, group=group,
-                           seed=cfg.seed, memo=memo)  # fmt: skip
-        pf = {"format": fmt("agentpost.lab-preflight"),
-              "producer": producer(run_preflight, group=group, seed=cfg.seed),
-              **pf, "wall_s": round(time.monotonic() - t0, 1)}  # fmt: skip
-        write_json(path, pf, default=str)
-    return json.loads(path.read_text())

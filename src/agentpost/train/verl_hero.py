@@ -46,7 +46,8 @@ declare.) In the main venv the verl tests skip with a reason.
 
 Reaching verl's workers: ``fit`` runs in a Ray actor, so launch through
 ``agentpost.train.verl_main`` (or pass its ``runtime_env()`` to ``ray.init``): Ray then runs
-``worker_setup`` in every worker process, which registers ``hero`` and installs the hook there.
+``verl_main.worker_setup`` in every worker process, which registers ``hero`` and installs the
+hook there.
 
 Layer: edges.
 """
@@ -206,16 +207,3 @@ def hero_from_env() -> HeroConfig | None:
     or None (then ``algorithm.hero``, else the defaults)."""
     raw = os.environ.get("AGENTPOST_HERO_CONFIG")
     return HeroConfig(**json.loads(raw)) if raw else None
-
-
-def worker_setup() -> None:
-    """Ray ``worker_process_setup_hook`` (see ``verl_main``): register ``hero`` and install the
-    ``compute_advantage`` hook in this worker (the legacy trainer), with the HERO
-    hyperparameters of ``AGENTPOST_HERO_CONFIG`` (JSON of ``HeroConfig`` fields) when set; and
-    register the v1 trainer ``agentpost_hero`` (``verl_trainer``) and the agent loop
-    ``agentpost_shell`` (``verl_agent_loop``) that carry HERO's inputs to it."""
-    from agentpost.train import verl_agent_loop, verl_trainer
-
-    install_compute_advantage_hook(hero_from_env())
-    verl_trainer.register()
-    verl_agent_loop.register()

@@ -21,7 +21,7 @@ verl's fields:
 It then computes ``verl_hero.compute_hero_advantage`` and writes ``advantages`` and ``returns``
 back as the stock step does (KL-in-reward and rollout correction as in verl's step, checked
 against verl 0.9.1's ``trainer_base.py``). ``register()`` registers the class with verl's trainer registry; Ray
-workers get it through ``verl_hero.worker_setup`` (``verl_main``).
+workers get it through ``verl_main.worker_setup``.
 
 Layer: edges.
 """
