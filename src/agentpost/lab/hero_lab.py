@@ -55,15 +55,15 @@ class HeroLabConfig:
     policy: PolicyConfig = field(default_factory=PolicyConfig)
     variants: tuple[str, ...] = VARIANTS
     seeds: tuple[int, ...] = (0, 1, 2)
-    steps: int = 8
-    prompts_per_step: int = 4
+    steps: int = 6
+    prompts_per_step: int = 2
     group: int = 8
-    rl_lr: float = 1e-4
-    eval_every: int = 4
-    eval_samples: int = 4
+    rl_lr: float = 3e-4
+    eval_every: int = 6
+    eval_samples: int = 2
     preflight_group: int = 8
     n_boot: int = 2000
-    workers: int = 2
+    workers: int = 3
 
     def __post_init__(self) -> None:
         check(self, {
