@@ -81,7 +81,7 @@ def test_d_sc_rows_mask_the_students_prefix_and_match_ftd_row_for_row(tasks, tmp
     pytest.importorskip("transformers")
     from agentpost.lab.env import Memo
     from agentpost.lab.policy import train_tokenizer
-    from agentpost.lab.scvd_lab import _repaired, _scripted_rows, match, supervised_tokens
+    from agentpost.lab.scvd_data import _repaired, _scripted_rows, match, supervised_tokens
 
     suite, outs = tasks
     sc, pool = _scripted_rows(suite, outs, BACKEND, Memo(tmp_path / "memo.sqlite"))
