@@ -29,8 +29,12 @@ from agentpost.sft.rows import SFTRow, make_row
 from agentpost.tasks.model import Task
 
 
+HAND_OFF_BATCH = 48  # hand-off states open at once (each may hold a live sandbox's pipes)
+
+
 def _hand_offs(student, teacher, tok, tasks: list[Task], outs, backend, memo, cfg, seed):
-    """Student rollouts on ``tasks``; the teacher continues each from its candidate state.
+    """Student rollouts on ``tasks``; the teacher continues each from its candidate state,
+    ``HAND_OFF_BATCH`` states at a time (replayed, continued in one batch, closed).
     Returns ([(task, prefix steps, teacher episode) kept], outcome counts)."""
     import torch
 
@@ -40,28 +44,28 @@ def _hand_offs(student, teacher, tok, tasks: list[Task], outs, backend, memo, cf
                           seed=seed, temperature=cfg.temperature, memo=memo)  # fmt: skip
     by_id = {t.id: t for t in tasks}
     why: dict[str, int] = {}
-    starts = []
-    for ep in eps:
-        task = by_id[ep.task_id]
-        t_c, env, replayed = replay_to_candidate(task, ep.commands, outs[task.id], backend,
-                                                 ep.exits, memo)  # fmt: skip
-        if env is None:
-            why["no candidate"] = why.get("no candidate", 0) + 1
-            continue
-        starts.append((task, list(zip(ep.commands[: t_c + 1], replayed, strict=True)), env))
     kept = []
     gen = torch.Generator().manual_seed(seed + 1)
-    for i in range(0, len(starts), 48):
-        chunk = starts[i : i + 48]
+    for i in range(0, len(eps), HAND_OFF_BATCH):
+        starts = []
         try:
-            done = rollouts(teacher, tok, [e for _, _, e in chunk], "lab/teacher",
+            for ep in eps[i : i + HAND_OFF_BATCH]:
+                task = by_id[ep.task_id]
+                t_c, env, replayed = replay_to_candidate(task, ep.commands, outs[task.id],
+                                                         backend, ep.exits, memo)  # fmt: skip
+                if env is None:
+                    why["no candidate"] = why.get("no candidate", 0) + 1
+                    continue
+                prefix = list(zip(ep.commands[: t_c + 1], replayed, strict=True))
+                starts.append((task, prefix, env))
+            done = rollouts(teacher, tok, [e for _, _, e in starts], "lab/teacher",
                             max_turns=cfg.teacher_turns, max_new_tokens=cfg.policy.max_new_tokens,
                             temperature=cfg.temperature, generator=gen,
-                            prefixes=[p for _, p, _ in chunk])  # fmt: skip
+                            prefixes=[p for _, p, _ in starts])  # fmt: skip
         finally:
-            for _, _, e in chunk:
+            for _, _, e in starts:
                 e.close()
-        for (task, prefix, _), (tep, _) in zip(chunk, done, strict=True):
+        for (task, prefix, _), (tep, _) in zip(starts, done, strict=True):
             reason = "kept" if tep.resolved else "R* = 0"
             why[reason] = why.get(reason, 0) + 1
             if tep.resolved:
