@@ -28,7 +28,6 @@ from agentpost.sandbox.base import Backend
 from agentpost.sft.rows import SFTRow, make_row
 from agentpost.tasks.model import Task
 
-
 HAND_OFF_BATCH = 48  # hand-off states open at once (each may hold a live sandbox's pipes)
 
 
