@@ -197,7 +197,9 @@ def results_command(
 
     write_json(out, doc)
     if markdown:
-        markdown.write_text(results_markdown(doc, docs["hero"], docs["scvd"]))
+        pf_path = hero / "preflight.json"
+        pf = json.loads(pf_path.read_text()) if pf_path.is_file() else None
+        markdown.write_text(results_markdown(doc, docs["hero"], docs["scvd"], pf))
     typer.echo(f"wrote {out}" + (f" and {markdown}" if markdown else ""))
 
 

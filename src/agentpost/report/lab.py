@@ -180,9 +180,32 @@ def _md(head: list[str], rows: list[list[str]]) -> str:
     return "\n".join(out) + "\n"
 
 
-def results_markdown(res: dict[str, Any], hero: dict[str, Any], scvd: dict[str, Any]) -> str:
+def preflight_markdown(pf: dict[str, Any]) -> str:
+    """The pre-flight table: per held-out task its group's success, C_max/C_min among its
+    successes and the paths its rollouts took; then the summary line."""
+    rows = [[r["task"], f"{r['p']:.3f}",
+             "NA" if r["cost_ratio"] != r["cost_ratio"] else f"{r['cost_ratio']:.2f}",
+             ", ".join(f"{k} {v}" for k, v in sorted(r["paths"].items()))]
+            for r in pf["tasks"]]  # fmt: skip
+    s = pf["summary"]
+    lo, hi = 0.4, 0.8
+    tail = (f"\nShare of tasks with group success in [{lo}, {hi}]: **{s['share_in_regime']:.3f}** "
+            f"({s['tasks']} tasks, {s['rollouts']} rollouts, resolved {s['resolved']:.3f}); "
+            f"median C_max/C_min among a task's successes **{s['median_cost_ratio']:.2f}** "
+            f"({s['tasks_with_ratio']} tasks with two or more successes); rollouts forming a "
+            f"candidate {s['candidates']:.3f}; wrong candidates {s['wrong_candidates']}, exposed "
+            f"by the task's check **{s['exposed']:.3f}**, repaired by the oracle from that state "
+            f"**{s['repaired']:.3f}**. Paths: "
+            + ", ".join(f"{k} {v:.3f}" for k, v in s["paths"].items()) + ".\n")  # fmt: skip
+    return _md(["held-out task", "group success p", "C_max/C_min", "paths (of 8)"], rows) + tail
+
+
+def results_markdown(res: dict[str, Any], hero: dict[str, Any], scvd: dict[str, Any],
+                     preflight: dict[str, Any] | None = None) -> str:  # fmt: skip
     """The result tables of ``docs/lab.md`` (Markdown)."""
-    parts = ["### HERO vs GRPO and the b.11 ablations (final step, held-out)\n",
+    parts = ["### Pre-flight (SFT policy, held-out, T = 1, groups of 8)\n",
+             preflight_markdown(preflight) if preflight else "not found\n",
+             "\n### HERO vs GRPO and the b.11 ablations (final step, held-out)\n",
              _md(["arm", *[label for _, label in HERO_COLS]], hero_rows(hero)),
              "\n### HERO: curves (held-out, mean over seeds)\n",
              _md(["arm", "step", "resolved", "tokens / rollout", "tokens / successful rollout"],
