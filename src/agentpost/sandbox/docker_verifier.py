@@ -21,8 +21,9 @@ The tests run in a second container of the task's image beside the agent's, neve
   ``docker commit`` of its container (the image is removed with the verifier). Then the image's
   ``python3``, shell and tools are the agent's state: the executor and ``as-agent`` run from them,
   so the guarantees that rest on them (strays, as-agent) hold only as far as the agent left
-  those tools alone; the separate container, the host-side read of the reward after the
-  container is gone, and the outcome rules still hold (``docs/threat-model.md``).
+  those tools alone; the separate container, the host's ``docker kill`` of it before the result
+  is read (``end``), the host-side read, and the outcome rules still hold
+  (``docs/threat-model.md``).
 
 The tests run as ``[verifier].user`` (root by default) and code they run through ``as-agent``
 as the agent's user (``agent_user``: the agent sandbox's image user; None when that is root, then
@@ -82,6 +83,16 @@ class DockerVerifier(DockerSandbox):
         if self.shares_net:
             return ["--network", f"container:{self.agent.name}"]
         return super()._network_args()
+
+    def end(self) -> None:
+        """Before the result is read: with the agent's own root (a committed image), its
+        python3 runs the executor, so what the executor says about its processes cannot be
+        trusted; the container is killed from the host instead (then nothing runs in it)."""
+        if self.committed and not self.closed:
+            self.backend.cli("kill", self.name, timeout_s=120, check=False)
+            server = self.executor.server if self.executor is not None else None
+            if server is not None:
+                server.dead = True
 
     def close(self) -> None:
         if not self.closed:

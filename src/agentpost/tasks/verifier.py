@@ -163,10 +163,13 @@ def run_tests(
             **({"AGENTPOST_AGENT_USER": agent} if agent else {}),
         }
         run.res = v.exec(command, cwd=cwd, timeout_s=timeout_s, env=full_env, **exec_kw)
+        end = getattr(v, "end", None)  # a namespace whose executor is not ours to trust
+        if end is not None:
+            end()
         logs = v.layout.mounts["/logs"]
         for name in reads:
             run.files[name] = read_result(logs, "verifier/" + name)
-        give_back = getattr(v, "give_back", None)
+        give_back = getattr(v, "give_back", None) if end is None else None
         if give_back is not None:
             give_back()
     return run
