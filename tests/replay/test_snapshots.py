@@ -105,6 +105,11 @@ def test_a_snapshot_its_replay_contradicts_gives_no_y_c_and_says_so(recorded, tm
     assert line["decision"]["candidate_formed"] and line["decision"]["verification_triggered"]
     assert line["replay"]["source"] == "snapshot" and line["replay"]["status"] == "state_conflict"
     assert line["y_c_source"] is None and line["record"]["y_c"] is None  # neither side is used
+    # the boundary was decided from what the call changed between its snapshot and the one before
+    assert line["boundary_evidence"]["evidence"] == "state-diff", line["boundary_evidence"]
+    assert line["judge_kinds"] == {
+        j: "rule" for j in ("rules-changes", "rules-commands", "rules-narration")
+    }
     check = line["replay"]["fidelity_check"]
     assert check["replay_status"] == "ok" and check["replay_resolved"] is False
     assert check["y_c_agree"] is False and check["files_agree"] is False

@@ -51,6 +51,22 @@ def test_python_version_choice_records_a_substitution() -> None:
     assert choose_release("3.13", both) == ("bookworm", "python 3.13 -> 3.11 (bookworm)")
 
 
+@pytest.mark.parametrize("python, release", [("3.9", "bullseye"), ("3.11", "bookworm"),
+                                             ("3.13", "trixie")])  # fmt: skip
+def test_each_python_builds_on_the_release_that_ships_it(python, release) -> None:
+    """No substitution where a Debian release ships the spec's Python: the image's FROM is that
+    release's build base (``sandbox.images``), and the plan records no deviation."""
+    from agentpost.sandbox.images import base_tag
+    from agentpost.tasks.swebench import env, image
+
+    got, deviation = choose_release(python, env.releases())
+    assert (got, deviation) == (release, None)
+    assert image.dockerfile(image.base_name(got)).startswith(
+        f"FROM {base_tag('build', suite=release)}\n"
+    )
+    assert release in image.base_name(got) or release == "bookworm"
+
+
 def test_clean_copy_holds_nothing_after_base_commit(tmp_path) -> None:
     src = tmp_path / "src"
     src.mkdir()
