@@ -113,3 +113,31 @@ def test_suite_errors_name_the_file(tmp_path) -> None:
     with pytest.raises(InputError, match="no instance loads"):
         load_suite(tmp_path, errors)
     assert "repos.a/b: no local clone for a__b-1" in str(errors[0])
+
+
+def test_official_grades_read_the_harness_reports_and_refuse_what_they_are_not(tmp_path) -> None:
+    from agentpost.tasks.swebench.reports import official_grades
+
+    logs = tmp_path / "logs"
+    for iid, ok in (("a__b-1", True), ("a__b-2", False)):
+        (logs / iid).mkdir(parents=True)
+        (logs / iid / "report.json").write_text(json.dumps({iid: {"resolved": ok, "x": 1}}))
+    assert official_grades(logs) == {"a__b-1": True, "a__b-2": False}
+    assert official_grades(logs / "a__b-2" / "report.json") == {"a__b-2": False}
+    summary = tmp_path / "run.json"
+    summary.write_text(json.dumps({"resolved_ids": ["a__b-1"], "completed_ids": ["a__b-1", "c-3"]}))
+    assert official_grades(summary) == {"a__b-1": True, "c-3": False}
+    (logs / "dup").mkdir()
+    (logs / "dup" / "report.json").write_text(json.dumps({"a__b-1": {"resolved": False}}))
+    with pytest.raises(InputError, match="grades this instance otherwise"):
+        official_grades(logs)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"a__b-1": {"resolved": "yes"}}))
+    with pytest.raises(InputError) as e:
+        official_grades(bad)
+    assert e.value.path == str(bad) and e.value.where == "a__b-1"
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError, match="no report.json"):
+        official_grades(tmp_path / "empty")
+    with pytest.raises(InputError, match="no such file"):
+        official_grades(tmp_path / "nowhere")
