@@ -57,6 +57,7 @@ _ROWS = [
     Format("agentpost.scvd.real-labels-calibration", 2, "scvd/data/real-labels-calibration.json",
            "bundled"),
     Format("agentpost.replay", 1, "(stdout)", "agentpost replay --json"),
+    Format("agentpost.replay-fidelity", 1, "fidelity.json", "agentpost replay --fidelity"),
     Format("agentpost.security.check", 1, "(stdout)", "agentpost security check --json",
            "security_check"),
     Format("agentpost.security.grade", 1, "(stdout)", "agentpost security grade --json",
