@@ -44,6 +44,7 @@ from agentpost.hero.association import association
 from agentpost.hero.behaviours import CLASSIFIERS, TurnFlags, detect
 from agentpost.hero.entropy import turn_entropy
 from agentpost.hero.variation import histogram, task_variation
+from agentpost.intervals import RESAMPLES
 from agentpost.prices import Prices
 from agentpost.trajectory.model import Trajectory
 
@@ -189,7 +190,7 @@ def analyze(
     percentile: float = 20.0,
     prices: Prices | None = None,
     baseline: str | None = None,
-    n_boot: int = 1000,
+    n_boot: int = RESAMPLES,
     seed: int = 0,
     inputs: list[str] | None = None,
 ) -> dict[str, Any]:
