@@ -47,7 +47,7 @@ def test_diagnose_fails_when_every_judge_call_is_refused(tmp_path, capsys, monke
             + "arbiter: j0\n"
         )
         code, _, err = _cli(capsys, "diagnose", _trajectories(tmp_path / "t.jsonl"),
-                            "--judges", judges, "-o", tmp_path / "run", "--n-boot", "0",
+                            "--judges", judges, "-o", tmp_path / "run", "--bootstrap", "0",
                             "--no-progress")  # fmt: skip
     assert code == 1 and "every judge call failed (6 of 6)" in err
     assert (tmp_path / "run" / "metrics.json").exists()  # what was done is still written
@@ -55,7 +55,7 @@ def test_diagnose_fails_when_every_judge_call_is_refused(tmp_path, capsys, monke
 
 def test_diagnose_with_working_judges_exits_zero(tmp_path, capsys) -> None:
     code, _, _ = _cli(capsys, "diagnose", _trajectories(tmp_path / "t.jsonl"),
-                      "-o", tmp_path / "run", "--n-boot", "0", "--no-progress")  # fmt: skip
+                      "-o", tmp_path / "run", "--bootstrap", "0", "--no-progress")  # fmt: skip
     assert code == 0
 
 

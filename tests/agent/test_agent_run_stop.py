@@ -25,7 +25,7 @@ ENV = {**os.environ, "AGENTPOST_TEST_KEY": "k"}
 
 def _model_run(srv: LoopbackServer, out: Path) -> list[str]:
     return [*CLI, "run", "--model", "loopback", "--base-url", srv.url, "--api-key-env",
-            "AGENTPOST_TEST_KEY", "--task", "csv-to-json", "-G", "3", "-n", "1",
+            "AGENTPOST_TEST_KEY", "--task", "csv-to-json", "-G", "3", "--workers", "1",
             "--request-timeout", "120", "-o", str(out)]  # fmt: skip
 
 
