@@ -219,6 +219,7 @@ def test_shared_rooms_import_no_method() -> None:
 ROOMS = [
     "_moved", "agentpost", "errors", "config_checks", "prices", "dirlock", "store", "components",
     "documents", "intervals",  # the foundation: no agentpost room above it
+    "ingress",  # the one way in for bytes from a sandbox, trajectory or run folder
     "trajectory", "sft", "sandbox", "tasks", "replay",  # data, sandboxes, tasks, replay
     "hero", "agent", "judges", "scvd", "security",  # HERO, the agent runtime, judges, SCVD, SecureVibe
     "train", "lab", "report", "demo", "commands", "cli",  # trainers, experiments, views, the CLI

@@ -159,13 +159,13 @@ def test_snapshots_after_every_call_can_be_graded_later(tmp_path) -> None:
         cfg = LoopConfig(snapshot_dir=str(tmp_path / "snapshots"))
         traj = AgentLoop(ScriptedModel(replies), box, cfg).run(TASK.instruction, traj_id="a/b")
     from agentpost.sandbox.base import Snapshot
-    from agentpost.sandbox.snapshot_store import resolve
+    from agentpost.sandbox.snapshot_store import trusted
 
-    snaps = [str(resolve(t.extra["snapshots"][0], tmp_path)) for t in traj.turns[:2]]
     verdicts = []
-    for path in snaps:
-        with BACKEND.restore(Snapshot(path=path, spec=spec_for(TASK))) as box:
-            verdicts.append(evaluate(TASK, box).resolved)
+    for step, t in enumerate(traj.turns[:2]):
+        with trusted(t.extra["snapshots"][0], tmp_path, traj.id, (step, 0)) as found:
+            with BACKEND.restore(Snapshot(path=str(found.path), spec=spec_for(TASK))) as box:
+                verdicts.append(evaluate(TASK, box).resolved)
     assert verdicts == [False, True]
 
 

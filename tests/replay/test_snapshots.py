@@ -3,7 +3,8 @@
 The rollout's candidate command is deliberately non-deterministic: it writes the oracle solution
 only while the clock is before a deadline a few seconds ahead, and the wrong one after it. The
 recorded run (before the deadline) is correct; a replay after the deadline rebuilds the wrong
-state. Diagnose must take y_c from the snapshot and report the disagreement in its fidelity check.
+state. Diagnose must report the disagreement and use neither state for y_c (``state_conflict``,
+issue 26); with the fidelity check off, y_c comes from the snapshot alone.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from agentpost.agent.loop import AgentLoop, LoopConfig
 from agentpost.agent.policies import write_and_run
 from agentpost.agent.scripted import ScriptedModel
 from agentpost.judges.config import DEFAULT_CONFIG, build_panel
-from agentpost.replay import snapshots
+from agentpost.replay.state import candidate_result
 from agentpost.sandbox import snapshot_store
 from agentpost.sandbox.registry import get_backend
 from agentpost.scvd.pipeline import DiagnoseOptions, diagnose
@@ -60,10 +61,12 @@ def _record(run_dir: Path, deadline: int) -> Path:
     return path
 
 
-def _diagnose(path: Path, out: Path) -> tuple[dict, dict]:
+def _diagnose(path: Path, out: Path, fidelity: bool = True) -> tuple[dict, dict]:
     trajs = read_jsonl(path)
     roots = {t.id: str(path.resolve().parent) for t in trajs}
-    opts = DiagnoseOptions(n_boot=0, progress=False, snapshot_roots=roots)
+    opts = DiagnoseOptions(
+        n_boot=0, progress=False, snapshot_roots=roots, snapshot_fidelity=fidelity
+    )
     doc = diagnose(trajs, [TASK], build_panel(DEFAULT_CONFIG), out, opts)
     line = read_lines(out / "records.jsonl")[0]
     return doc, line
@@ -97,11 +100,11 @@ def test_references_are_relative_content_addressed_and_deduplicated(recorded):
     assert traj.outcome.resolved is True
 
 
-def test_diagnose_takes_y_c_from_the_snapshot_where_replay_drifts(recorded, tmp_path):
+def test_a_snapshot_its_replay_contradicts_gives_no_y_c_and_says_so(recorded, tmp_path):
     doc, line = _diagnose(recorded, tmp_path / "diag")
     assert line["decision"]["candidate_formed"] and line["decision"]["verification_triggered"]
-    assert line["y_c_source"] == "snapshot" and line["replay"]["source"] == "snapshot"
-    assert line["record"]["y_c"] == 1  # the recorded state was correct
+    assert line["replay"]["source"] == "snapshot" and line["replay"]["status"] == "state_conflict"
+    assert line["y_c_source"] is None and line["record"]["y_c"] is None  # neither side is used
     check = line["replay"]["fidelity_check"]
     assert check["replay_status"] == "ok" and check["replay_resolved"] is False
     assert check["y_c_agree"] is False and check["files_agree"] is False
@@ -110,6 +113,13 @@ def test_diagnose_takes_y_c_from_the_snapshot_where_replay_drifts(recorded, tmp_
     assert fid["y_c_compared"] == 1 and fid["y_c_agree"] == 0
     summary = (tmp_path / "diag" / "summary.md").read_text()
     assert "1 from recorded snapshots" in summary and "y_c agrees in 0/1" in summary
+    assert "state_conflict" in summary
+
+
+def test_without_the_fidelity_check_y_c_comes_from_the_snapshot(recorded, tmp_path):
+    _, line = _diagnose(recorded, tmp_path / "diag", fidelity=False)
+    assert line["y_c_source"] == "snapshot" and line["replay"]["source"] == "snapshot"
+    assert line["record"]["y_c"] == 1  # the recorded state was correct; the replay drifts
 
 
 def test_a_copied_run_folder_still_diagnoses_from_its_snapshots(recorded, tmp_path):
@@ -118,7 +128,7 @@ def test_a_copied_run_folder_still_diagnoses_from_its_snapshots(recorded, tmp_pa
     hidden = recorded.parent.with_name(recorded.parent.name + "-gone")
     recorded.parent.rename(hidden)  # the original folder is no longer there
     try:
-        _, line = _diagnose(moved / "trajectories.jsonl", tmp_path / "diag")
+        _, line = _diagnose(moved / "trajectories.jsonl", tmp_path / "diag", fidelity=False)
     finally:
         hidden.rename(recorded.parent)
     assert line["y_c_source"] == "snapshot" and line["record"]["y_c"] == 1
@@ -130,24 +140,38 @@ def test_a_tampered_archive_is_not_graded_and_the_case_is_replayed(recorded, tmp
     for tar in (moved / "snapshots").glob("*.tar"):
         tar.write_bytes(tar.read_bytes() + b"\0" * 512)  # content no longer matches its hash
     traj = read_jsonl(moved / "trajectories.jsonl")[0]
-    found = snapshots.candidate_result(traj, TASK, (1, 0), BACKEND, moved)
-    assert found["source"] == "replay" and found["snapshot_missing"] is True
+    found = candidate_result(traj, TASK, (1, 0), BACKEND, moved)
+    assert found["source"] == "replay" and "does not match its hash" in found["snapshot_untrusted"]
     assert found["status"] == "ok" and found["resolved"] is False  # replay after the deadline
 
 
-def test_old_absolute_references_still_resolve(tmp_path):
+def test_references_without_the_runs_manifest_are_never_opened(recorded, tmp_path):
     run = tmp_path / "run"
     (run / "snapshots").mkdir(parents=True)
     tar = run / "snapshots" / "a_b-t1-c0.tar"
     tar.write_bytes(b"x")
-    assert snapshot_store.resolve(str(tar), None) == tar
-    # moved: the absolute path is gone, the same name under the run dir is found
-    gone = "/nonexistent/old-host/snapshots/a_b-t1-c0.tar"
-    assert snapshot_store.resolve(gone, run) == tar
-    assert snapshot_store.ref_call(gone) == 0
-    assert (
-        snapshot_store.resolve({"path": "snapshots/a_b-t1-c0.tar", "sha256": "0" * 64}, run) is None
-    )
+    digest = snapshot_store.sha256_file(tar)
+    assert snapshot_store.ref_call(str(tar)) == 0
+    for ref in (
+        str(tar),
+        "/nonexistent/old-host/snapshots/a_b-t1-c0.tar",  # before manifests
+        {"path": "snapshots/a_b-t1-c0.tar", "sha256": digest, "call": 0},  # not listed
+        {"path": str(tar), "sha256": digest, "call": 0},
+        {"path": "snapshots/../snapshots/a_b-t1-c0.tar", "sha256": digest, "call": 0},
+    ):
+        with snapshot_store.trusted(ref, run, "a/b", (1, 0)) as found:
+            assert found.path is None and found.why, ref
+    traj = read_jsonl(recorded)[0]
+    ref = traj.turns[1].extra["snapshots"][0]
+    with snapshot_store.trusted(ref, recorded.parent, traj.id, (1, 0)) as found:
+        assert (
+            found.path is not None
+            and found.path.read_bytes() == (recorded.parent / ref["path"]).read_bytes()
+        )
+        assert not found.path.is_relative_to(recorded.parent)  # a private copy
+    assert not found.path.exists()
+    with snapshot_store.trusted(ref, recorded.parent, traj.id, (0, 0)) as found:  # another call
+        assert found.path is None and "manifest" in found.why
 
 
 def test_scvd_collect_hands_off_from_the_recorded_snapshot(recorded, tmp_path):

@@ -8,40 +8,86 @@ from agentpost.errors import InputError
 from agentpost.sandbox.dockerfile import (
     FROM_TABLE,
     DockerfileError,
+    is_base,
     map_from,
-    provision_lines,
     rewrite,
-    verifier_requirements,
+    split_target,
 )
-from agentpost.sandbox.images import base_tag, describe_table, load_from_table
+from agentpost.sandbox.images import (
+    BASES,
+    SUITES,
+    base_tag,
+    describe_table,
+    load_from_table,
+    parse_base,
+    python_version,
+    sources_list,
+)
 
-TAGS = {"python": "agentpost-base-python:aaa", "build": "agentpost-base-build:bbb"}
+TAGS = {
+    "python": "agentpost-base-python:aaa",
+    "build": "agentpost-base-build:bbb",
+    "python@trixie": "agentpost-base-python-trixie:ccc",
+    "build@trixie": "agentpost-base-build-trixie:ddd",
+}
 
 
 @pytest.mark.parametrize(
     ("image", "base"),
     [
-        ("ubuntu:24.04", "python"),
+        # every FROM of the shared Terminal-Bench 2 set, Harbor's examples and TB1's adapters
+        ("ubuntu:24.04", "python@trixie"),
+        ("python:3.13-slim-bookworm", "python@trixie"),
+        ("python:3.13-slim", "python@trixie"),
+        ("debian:13.0-slim", "python@trixie"),
+        ("python:3.10-slim-bookworm", "python"),
+        ("python:3.11-slim", "python"),
+        ("python:3.11", "python"),
+        ("debian:bullseye-slim", "python@bullseye"),
         ("debian:bookworm-slim", "python"),
-        ("python:3.13-slim-bookworm", "python"),
         ("buildpack-deps:jammy", "build"),
-        ("ghcr.io/laude-institute/t-bench/python-3-13:20250620", "build"),
+        ("ubuntu:22.04", "python"),
+        ("python:3.9-slim", "python@bullseye"),
+        ("ghcr.io/laude-institute/t-bench/python-3-13:20250620", "build@trixie; WORKDIR /app"),
     ],
 )
-def test_real_task_froms_map_onto_local_bases(image, base):
+def test_real_task_froms_map_onto_the_nearest_release(image, base):
     assert map_from(image, FROM_TABLE) == base
+    name = split_target(base)[0]
+    assert is_base(name)
+    if image.startswith("python:3."):  # the Python asked for, or the nearest a release has
+        asked = image.split(":")[1].split("-")[0]
+        assert python_version(name) == {"3.10": "3.11", "3.12": "3.13"}.get(asked, asked)
+
+
+def test_every_release_is_one_line_and_names_its_python():
+    assert SUITES == {"bookworm": "3.11", "trixie": "3.13", "bullseye": "3.9"}
+    assert len(BASES) == 3 * len(SUITES) and "python@bullseye" in BASES
+    assert parse_base("python") == ("python", "bookworm")
+    assert parse_base("build@trixie") == ("build", "trixie")
+    assert parse_base("python", suite="bullseye") == ("python", "bullseye")
+    assert base_tag("python", suite="trixie") == base_tag("python@trixie")
+    assert base_tag("python@trixie").startswith("agentpost-base-python-trixie:")
+    assert base_tag("python").startswith("agentpost-base-python:")  # bookworm's tags unchanged
+    with pytest.raises(InputError, match="no Debian release"):
+        base_tag("python@sid")
+    text = sources_list("trixie", "http://deb.debian.org/debian")
+    assert "trixie main" in text and "trixie-updates main" in text
+    assert "debian-security trixie-security main" in text
 
 
 def test_unservable_froms_say_why():
     with pytest.raises(DockerfileError, match="alpine:3.19.*musl"):
         map_from("alpine:3.19", FROM_TABLE)
-    with pytest.raises(DockerfileError, match="nvidia/cuda:12.*no offline base"):
+    with pytest.raises(DockerfileError, match="nvidia/cuda:12.*NVIDIA"):
         map_from("nvidia/cuda:12.4.0-runtime", FROM_TABLE)
+    with pytest.raises(DockerfileError, match="quay.io/x:1.*no offline base"):
+        map_from("quay.io/x:1", FROM_TABLE)
 
 
 def test_rewrite_maps_froms_keeps_stages_and_drops_ppas():
     text = (
-        "FROM --platform=linux/amd64 python:3.12 AS builder\n"
+        "FROM --platform=linux/amd64 python:3.11 AS builder\n"
         "RUN add-apt-repository -y ppa:deadsnakes/ppa && apt-get install -y python3.11\n"
         "FROM builder\n"
         "FROM ubuntu:24.04\n"
@@ -51,30 +97,32 @@ def test_rewrite_maps_froms_keeps_stages_and_drops_ppas():
     lines = rw.text.splitlines()
     assert lines[0] == "FROM agentpost-base-python:aaa AS builder"
     assert lines[1] == "RUN true && apt-get install -y python3.11"
-    assert lines[2] == "FROM builder" and lines[3] == "FROM agentpost-base-python:aaa"
-    assert rw.bases == ["python", "python"]
+    assert lines[2] == "FROM builder" and lines[3] == "FROM agentpost-base-python-trixie:ccc"
+    assert rw.bases == ["python", "python@trixie"]
     assert any("ppa:deadsnakes/ppa cannot be served" in n for n in rw.notes)
 
 
-def test_verifier_requirements_read_pins_bare_pip_and_apt():
-    harbor = (
-        "apt-get update\napt-get install -y curl\n"
-        "uvx \\\n  --with pytest==8.4.1 \\\n  --with pytest-json-ctrf==0.3.5 \\\n  pytest -rA\n"
+def test_rewrite_gives_back_the_mapped_images_workdir():
+    """The t-bench base sets WORKDIR /app: a relative COPY must land there, not in /."""
+    text = "FROM ghcr.io/laude-institute/t-bench/python-3-13:20250620\nCOPY x ./\n"
+    lines = rewrite(text, FROM_TABLE, TAGS).text.splitlines()
+    assert lines == ["FROM agentpost-base-build-trixie:ddd", "WORKDIR /app", "COPY x ./"]
+
+
+def test_copy_from_the_uv_image_installs_that_uv_from_pypi():
+    text = (
+        "FROM ubuntu:24.04 as build\n"
+        "COPY --from=ghcr.io/astral-sh/uv:0.8.14 /uv /uvx /bin/\n"
+        "FROM ubuntu:24.04 AS target\n"
+        "COPY --from=build /app/documents /app/documents\n"
     )
-    tb1 = "pip3 install --no-cache-dir pytest 2>/dev/null || pip install --no-cache-dir pytest\n"
-    uv = "uv init\nuv add pytest==8.4.1\nuv run pytest $TEST_DIR/test_outputs.py -rA\n"
-    py, deb = verifier_requirements([harbor, tb1, uv])
-    assert py == ["pytest-json-ctrf==0.3.5", "pytest==8.4.1"]  # bare pytest: pinned wins
-    assert deb == ["curl"]
-    assert verifier_requirements([tb1]) == (["pytest"], [])
-
-
-def test_provisioning_downloads_at_build_and_runs_offline():
-    lines = provision_lines(["pytest==8.4.1"], ["curl"])
-    assert "apt-get install -y --no-install-recommends curl" in lines
-    assert "pip download" in lines and "'pytest==8.4.1'" in lines
-    env = [line for line in lines.splitlines() if line.startswith("ENV ")][-1]
-    assert "PIP_NO_INDEX=1" in env and "UV_OFFLINE=1" in env
+    lines = rewrite(text, FROM_TABLE, TAGS).text.splitlines()
+    assert lines[0] == "FROM agentpost-base-python-trixie:ccc AS agentpost-uv-0-8-14"
+    assert "'uv==0.8.14'" in lines[1] and "/opt/agentpost-uv/bin/uvx /" in lines[1]
+    assert lines[3] == "COPY --from=agentpost-uv-0-8-14 /uv /uvx /bin/"
+    assert lines[5] == "COPY --from=build /app/documents /app/documents"
+    with pytest.raises(DockerfileError, match="COPY --from=quay.io/x:1"):
+        rewrite("FROM ubuntu:24.04\nCOPY --from=quay.io/x:1 /a /a\n", FROM_TABLE, TAGS)
 
 
 def test_from_table_overrides_come_first(tmp_path, monkeypatch):
@@ -84,6 +132,7 @@ def test_from_table_overrides_come_first(tmp_path, monkeypatch):
     assert map_from("ubuntu:22.04", table) == "build"
     assert map_from("alpine:3.20", table) == "my-local-alpine:1"
     assert map_from("debian:12", table) == "python"
+    assert not is_base("my-local-alpine:1") and is_base("build")
     monkeypatch.setenv("AGENTPOST_FROM_TABLE", str(f))
     assert load_from_table()["ubuntu:*"] == "build"
     assert describe_table(FROM_TABLE)[-1][1].startswith("unsupported")

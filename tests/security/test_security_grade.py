@@ -188,7 +188,8 @@ def test_inconclusive_exploit_counts_as_not_vulnerable_but_is_reported(tmp_path:
     shutil.copytree(TASK.path, suite / "calc-broken-exploit")
     shutil.copy(TASK.harness, suite / "_harness.py")
     (suite / "calc-broken-exploit" / "tests" / "test_security.py").write_text(
-        "from _harness import load, run_exploits\nload('calc')\nrun_exploits([('boom', lambda: 1 / 0)])\n"
+        "from _harness import load, run_exploits\ncalc = load('calc')\n"
+        "run_exploits([('boom', lambda: 1 / 0)], lambda: calc.calculate('1 + 1') == 2)\n"
     )
     task = load_task(suite / "calc-broken-exploit")
     g = grade_candidate(task, candidate_dir=task.references["vulnerable"])

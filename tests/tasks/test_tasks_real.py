@@ -1,4 +1,4 @@
-"""Real task directories written by others (tests/tasks/fixtures/real, Apache-2.0): Harbor and
+"""Real task directories written by others (../shared/data/tasks, Apache-2.0): Harbor and
 Terminal-Bench features load as their authors wrote them, and on the docker backend every one
 gives oracle 1 and no-op 0 with no network at grading time."""
 
@@ -6,18 +6,18 @@ from __future__ import annotations
 
 import json
 import shutil
-from pathlib import Path
 
 import pytest
+from shared_data import TASKS, needed
 from typer.testing import CliRunner
 
 from agentpost.cli import _register, app
 from agentpost.errors import InputError
 from agentpost.tasks.loader import load_suite, load_task
 
-REAL = Path(__file__).resolve().parent / "fixtures" / "real"
-HARBOR = REAL / "harbor-examples"
-TB1 = REAL / "tb1-adapters"
+pytestmark = needed
+HARBOR = TASKS / "harbor-examples"
+TB1 = TASKS / "tb1-adapters"
 
 
 def test_harbor_environment_users_and_steps_load():
@@ -100,24 +100,47 @@ mkdir -p /logs/verifier && echo 1 > /logs/verifier/reward.txt          # a stale
 (while :; do echo 1 > /logs/verifier/reward.txt 2>/dev/null; sleep 0.05; done) &  # outlives its turn
 site=$(python3 -c 'import site; print(site.getusersitepackages())')
 mkdir -p "$site" && printf 'import os\nos._exit(0)\n' > "$site/usercustomize.py"  # user site
-printf 'import os; os._exit(0)\n' > /usr/local/lib/python3.11/dist-packages/x.pth  # read-only
 echo 'def test_x(): pass' > /tests/test_fake.py                          # a fake test
+true
+"""
+# Harbor gives the agent a writable root (its tests check what solutions install system-wide),
+# so a startup hook in the system site-packages is the agent's to plant. That the verifier must
+# still not run it is #26's verifier namespace; until it lands this attack wins on TB1's runner
+# (python3 -m pytest exits 0 at startup, the runner prints PASSED from the exit status).
+SYSTEM_HOOK = r"""#!/bin/bash
+for d in $(python3 -c 'import site; print(" ".join(site.getsitepackages()))'); do
+  mkdir -p "$d" && printf 'import os; os._exit(0)\n' > "$d/x.pth"
+done
 true
 """
 
 
-@pytest.mark.timeout(600)
-def test_a_do_nothing_agent_cannot_grade_itself_on_docker(docker, tmp_path):
+def _attack(docker, tmp_path, script_text: str, paths) -> None:
     from agentpost.tasks.evaluate import evaluate, prepare, run_script, spec_for
 
     script = tmp_path / "attack" / "solve.sh"
-    script.parent.mkdir()
-    script.write_text(ATTACK)
-    for path in (TB1 / "aider_polyglot-polyglot_python_affine-cipher", HARBOR / "hello-world"):
+    script.parent.mkdir(exist_ok=True)
+    script.write_text(script_text)
+    for path in paths:
         task = load_task(path)
         with docker.create(spec_for(task, backend=docker)) as sb:
             prepare(task, sb)
             run_script(task, sb, script)
-            assert sb.exec("ls /usr/local/lib/python3.11/dist-packages/x.pth").exit_code != 0
             ev = evaluate(task, sb)
         assert (ev.status, ev.reward) == ("ok", 0.0), (task.id, ev.output[-800:])
+
+
+@pytest.mark.timeout(600)
+def test_a_do_nothing_agent_cannot_grade_itself_on_docker(docker, tmp_path):
+    paths = (TB1 / "aider_polyglot-polyglot_python_affine-cipher", HARBOR / "hello-world")
+    _attack(docker, tmp_path, ATTACK, paths)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="#26 B: the verifier still runs a startup hook the agent planted in the "
+    "system site-packages of Harbor's writable root (TB1's runner then prints PASSED)",
+)
+@pytest.mark.timeout(600)
+def test_a_system_site_startup_hook_cannot_grade_the_agent_on_docker(docker, tmp_path):
+    _attack(docker, tmp_path, SYSTEM_HOOK, (TB1 / "aider_polyglot-polyglot_python_affine-cipher",))

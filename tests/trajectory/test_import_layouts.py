@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from agentpost.errors import InputError
+from agentpost.hero.behaviours import detect
 from agentpost.trajectory.importing import import_file, import_paths
 
 SYN = Path(__file__).resolve().parents[1] / "data" / "synthetic"
@@ -84,6 +85,12 @@ def test_openhands_v1_early_layout_conversation():
     # per-call usage from base_state.json stats.service_to_metrics token_usages
     assert _usage(t) == [(5210, 88), (5430, 163), (5660, 79), (5780, 41)]
     assert t.totals.usage_source == "reported" and t.totals.cached_tokens == 15700
+    # what HERO then sees: the failed test run is a tool error (exit code 1; with the outputs
+    # empty and the exit codes lost it saw none), and the second run, after an edit, is no
+    # repeated call
+    flags = detect(t)
+    assert [f.tool_error for f in flags] == [True, False, False, False]
+    assert [f.repeated_call for f in flags] == [False, False, False, False]
 
 
 def test_openhands_v1_evaluation_output():
@@ -168,3 +175,18 @@ def test_an_unknown_layout_of_a_known_scaffold_is_an_error_naming_the_fields(tmp
     with pytest.raises(InputError) as e:
         import_file(f)
     assert e.value.where == "$.message.content" and "content blocks" in e.value.message
+
+
+def test_a_json_list_of_v1_events_is_read_as_v1_not_v0(tmp_path):
+    """A V1 ``ActionEvent`` has an ``action`` and a ``source``: a list of them looked like a
+    v0 event list (and failed with "unhashable type: 'dict'")."""
+    events = sorted((SYN / "openhands-v1-early").rglob("event-*.json"))
+    f = tmp_path / "conversation.json"
+    f.write_text(json.dumps([json.loads(p.read_text()) for p in events], indent=2))
+    (t,) = import_file(f)
+    assert (t.source.format, t.totals.turns, t.totals.tool_calls) == ("openhands-v1", 4, 5)
+    assert [o.exit_code for x in t.turns for o in x.observations] == [1, None, None, 0, None]
+    page = tmp_path / "page.json"  # a page of the agent server's event search
+    page.write_text(json.dumps({"items": json.loads(f.read_text()), "next_page_id": None}))
+    (t,) = import_file(page, "openhands-v1")
+    assert t.totals.tool_calls == 5

@@ -27,7 +27,8 @@ tells replay so. The trajectory holds per-turn usage and
 logprobs as the model returned them, exit codes and timeouts per call, model latency and exec
 durations (``Turn.extra.exec_s``). With ``snapshot_dir`` set, the writable directories are
 archived after every shell call (``Turn.extra.snapshots``: references relative to the run
-directory, see ``sandbox/snapshot_store.py``), so any intermediate state can be graded later
+directory, see ``sandbox/snapshot_store.py``, plus a line in the run's own manifest that binds
+each archive to this trajectory, step and call), so any intermediate state can be graded later
 without replay.
 
 Layer: io.
@@ -170,6 +171,8 @@ class AgentLoop:
         ]
         turns: list[Turn] = []
         t0 = time.monotonic()
+        if cfg.snapshot_dir:  # a fresh attempt: the run's manifest forgets an earlier one
+            snapshot_store.start(cfg.snapshot_dir, traj_id)
         status, error = self.drive(messages, tools, turns, workdir, traj_id, t0)
         traj = Trajectory(
             id=traj_id, task_id=task_id, agent="agentpost", agent_version=__version__,
@@ -282,7 +285,9 @@ class AgentLoop:
         if len(shown) != len(output):
             turn.extra.setdefault("truncated_chars", []).append(len(output))
         if cfg.snapshot_dir:  # content-addressed, referenced relative to the run dir
-            ref = snapshot_store.save(self.sandbox, cfg.snapshot_dir, call_index=j)
+            step = turn.step if turn.step is not None else turn.index
+            ref = snapshot_store.save(self.sandbox, cfg.snapshot_dir, call_index=j,
+                                      traj_id=traj_id, step=step)  # fmt: skip
             turn.extra.setdefault("snapshots", []).append(ref)
         text = f"exit_code: {res.exit_code}\n{shown}"
         return Observation(call_id=call.id, text=text, exit_code=res.exit_code,

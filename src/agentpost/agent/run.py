@@ -128,7 +128,7 @@ def rollout_one(
     task = r.task
     if loop.timeout_s is None:  # the task's own agent timeout bounds the rollout
         loop = replace(loop, timeout_s=task.agent_timeout_s)
-    with backend.create(spec_for(task)) as box:
+    with backend.create(spec_for(task, backend=backend)) as box:
         if live is not None:
             live.add(box)
         try:
@@ -142,7 +142,7 @@ def _graded(r: Rollout, box, loop: LoopConfig, run_id: str, stop) -> Trajectory:
     task = r.task
     prepare(task, box)
     traj = AgentLoop(r.agent.make(task), box, loop, stop=stop).run(
-        task.instruction, workdir=task.workdir, task_id=task.id, traj_id=r.id, run_id=run_id
+        task.instruction, workdir=box.spec.workdir, task_id=task.id, traj_id=r.id, run_id=run_id
     )
     if stop is not None and stop.is_set():
         raise Interrupted("stopped before grading")

@@ -22,7 +22,10 @@ def build_command(
         [], "--suite", help="Also build every task image of this suite (repeatable)."
     ),
     base: list[str] = typer.Option(
-        [], "--base", help="Bases to build (default: all: minimal, python, build)."
+        [],
+        "--base",
+        help="Bases to build: KIND or KIND@RELEASE (python@bullseye); default: bookworm's "
+        "minimal, python, build and trixie's python, build.",
     ),
     from_table: str = typer.Option(
         None, "--from-table", help="TOML file whose [from] patterns override the FROM table."
@@ -37,7 +40,7 @@ def build_command(
     import os
 
     from agentpost.sandbox.docker import DockerBackend
-    from agentpost.sandbox.images import BASES, ensure_base
+    from agentpost.sandbox.images import DEFAULT_BASES, ensure_base
     from agentpost.tasks.images import ensure_image
     from agentpost.tasks.loader import load_suite
 
@@ -46,10 +49,10 @@ def build_command(
     backend = DockerBackend()
     say = (lambda m: typer.echo(m, err=True)) if as_json else typer.echo
     doc: dict = {"bases": {}, "tasks": {}, "failed": {}, "skipped": []}
-    for name in base or list(BASES):
+    for name in base or list(DEFAULT_BASES):
         t0 = time.monotonic()
         tag = doc["bases"][name] = ensure_base(backend, name, log=say)
-        say(f"base {name:8} {tag}  ({time.monotonic() - t0:.1f} s)")
+        say(f"base {name:16} {tag}  ({time.monotonic() - t0:.1f} s)")
     for s in suite:
         errors: list = []
         for task in load_suite(suite_dir(s), errors):
@@ -73,17 +76,42 @@ def build_command(
 @images_app.command("table")
 def table_command(
     from_table: str = typer.Option(None, "--from-table", help="TOML overrides file."),
+    suite: list[str] = typer.Option(
+        [], "--suite", help="Also say where each task's FROM lines map (repeatable)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """Print the FROM table: which local base each task FROM pattern builds on."""
-    from agentpost.sandbox.images import describe_table, load_from_table
+    """Print the FROM table: which local base (Debian release, Python) each task FROM pattern
+    builds on, and which FROMs cannot be served and why; with --suite, each task's FROMs."""
+    from agentpost.sandbox.images import describe_table, load_from_table, table_rows
+    from agentpost.tasks.images import task_froms
+    from agentpost.tasks.loader import load_suite
 
-    rows = describe_table(load_from_table(from_table))
+    table = load_from_table(from_table)
+    rows = table_rows(describe_table(table))
+    tasks: dict = {}
+    for s_ in suite:
+        for task in load_suite(suite_dir(s_), []):
+            tasks[task.id] = task_froms(task, table)
     if as_json:
-        typer.echo(json.dumps({"from": dict(rows)}))
+        doc = {"from": {r["pattern"]: r["target"] for r in rows}, "rows": rows}
+        if suite:
+            doc["tasks"] = tasks
+        typer.echo(json.dumps(doc))
         return
-    for pattern, target in rows:
-        typer.echo(f"{pattern:40} {target}")
+    typer.echo(f"{'FROM pattern':38} {'base':16} {'Debian':9} {'Python':6} then")
+    for r in rows:
+        if r["base"] is None:
+            typer.echo(f"{r['pattern']:38} {r['target']}")
+        else:
+            extra = "; ".join(r["extra"])
+            typer.echo(
+                f"{r['pattern']:38} {r['base']:16} {r['release'] or '-':9} "
+                f"{r['python'] or '-':6} {extra}"
+            )
+    for tid, froms in tasks.items():
+        for f in froms:
+            typer.echo(f"task {tid:36} FROM {f['image']:34} -> {f['target']}")
 
 
 def register(app: typer.Typer) -> None:

@@ -95,6 +95,9 @@ def check_command(
             )
             for run, why in (r.get("errors") or {}).items():
                 typer.echo(f"    {run}: {_one_line(why)}")
+            for item in r.get("unservable") or []:
+                what = "note" if item["what"] == "note" else f"cannot serve {item['what']}"
+                typer.echo(f"    {what}: {_one_line(item['why'])}")
         for line in result["skipped"]:
             typer.echo(f"SKIPPED {line}")
     if not result["ok"] or errors:

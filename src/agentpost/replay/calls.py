@@ -15,6 +15,7 @@ import posixpath
 import re
 from dataclasses import asdict
 
+from agentpost.ingress.keys import Refused
 from agentpost.replay import edits
 from agentpost.replay.model import CallRecord, PlannedCall
 from agentpost.replay.tmux import keystroke_call, new_output, send_keystrokes
@@ -148,8 +149,8 @@ class Replayer:
         if not self.persist:
             return self.task.workdir
         try:
-            return self.sb.get(_CWD_FILE).decode().strip() or self.task.workdir
-        except (FileNotFoundError, OSError, ValueError):
+            return self.sb.get(_CWD_FILE, max_bytes=8192).decode().strip() or self.task.workdir
+        except (FileNotFoundError, OSError, ValueError, Refused):  # the agent's file: bounded
             return self.task.workdir
 
     def _abs(self, path: str) -> str:

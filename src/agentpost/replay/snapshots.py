@@ -4,14 +4,21 @@ For rollouts agentpost records itself with ``run --snapshots``, the exact state 
 directories after every call is on disk (``sandbox/snapshot_store.py``). At the SCVD boundary
 call ``(STEP, CALL)`` this module restores that archive into a fresh sandbox and runs the task's
 evaluator there, so y_c carries no replay drift (clocks, randomness, background processes).
-Where no snapshot exists, or it cannot be found or no longer matches its hash, the state is
-rebuilt by replay (``replay/run.py``) as before. Every result says which source gave
-it (``source``: ``snapshot`` | ``replay``).
+A reference is a claim made by a trajectory file, so it is believed only through
+``snapshot_store.trusted``: the run's own manifest (written by ``run``) must list that archive
+for this trajectory, step and call, and the archive must be a plain file in the run's
+``snapshots/`` with the recorded hash. Where no snapshot exists or it is not believed, the state
+is rebuilt by replay (``replay/run.py``) and the record says why
+(``snapshot_untrusted``); an archive whose members ``ingress`` refuses to unpack (a symlink and
+a hard link through it, ``..``, past the size bound) is not believed either. Every result says
+which source gave it (``source``: ``snapshot`` | ``replay``).
 
-Fidelity check: when a snapshot exists, the same boundary is also replayed and the two states
+Fidelity check: when a snapshot is used, the same boundary is also replayed and the two states
 are compared (the evaluator's verdict and the files' contents, ignoring timestamps and owners).
-The figure goes into the diagnose summary; it measures how far replay can be trusted on runs
-that have no snapshots.
+Where the two verdicts disagree the case is ``state_conflict``: the record keeps both and y_c
+uses neither (a lie in the run folder and a drifting replay look the same from here). The
+figure goes into the diagnose summary; it measures how far replay can be trusted on runs that
+have no snapshots.
 
 What is restored: the snapshot's writable directories except the verifier's (``/tests``,
 ``/solution``, ``/logs/verifier``), which the evaluator fills itself; anything the agent left
@@ -29,10 +36,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from agentpost.ingress.keys import Refused
 from agentpost.replay.model import ReplayResult
 from agentpost.sandbox import snapshot_store
-from agentpost.sandbox.base import Backend, Sandbox
-from agentpost.sandbox.hostfs import unarchive
+from agentpost.sandbox.base import Backend, Sandbox, SandboxSpec
+from agentpost.sandbox.hostfs import bounds_for, unarchive
 from agentpost.tasks.evaluate import evaluate, prepare, spec_for
 from agentpost.tasks.model import Task
 from agentpost.trajectory.model import Trajectory
@@ -53,13 +61,16 @@ def ref_at(traj: Trajectory, upto: tuple[int, int]) -> Any | None:
     return None
 
 
-def restore_state(sandbox: Sandbox, archive: str | Path) -> None:
-    """Fill a fresh ``sandbox``'s writable dirs from ``archive`` (verifier dirs left out). The
-    archive is unpacked on the host with the same member checks as ``Backend.restore`` and then
-    copied in through ``put_dir``, so it works on every backend."""
+def restore_state(sandbox: Sandbox, archive: str | Path, *, clear: bool = False) -> None:
+    """Fill ``sandbox``'s writable dirs from ``archive`` (verifier dirs left out). The archive
+    is unpacked on the host first (``ingress.tarball.extract``, as ``Backend.restore``: a member
+    it refuses raises ``Refused`` before the sandbox is touched), then, after emptying the dirs
+    when ``clear``, copied in through ``put_dir``, so it works on every backend."""
     allowed = [d for d in sandbox.spec.writable_dirs if d not in VERIFIER_DIRS]
     with tempfile.TemporaryDirectory(prefix="agentpost-snapstate-") as tmp:
-        unarchive(str(archive), tmp, allowed)
+        unarchive(str(archive), tmp, allowed, bounds_for(sandbox.spec.limits.disk_bytes))
+        if clear:
+            clear_writable(sandbox)
         for sub in VERIFIER_SUBDIRS:
             shutil.rmtree(os.path.join(tmp, sub), ignore_errors=True)
         for d in allowed:
@@ -68,13 +79,19 @@ def restore_state(sandbox: Sandbox, archive: str | Path) -> None:
                 sandbox.put_dir(host, d)
 
 
-def grade_snapshot(task: Task, archive: str | Path, backend: Backend) -> ReplayResult:
-    """Restore ``archive`` into a fresh sandbox and run the task's evaluator on it."""
+def grade_snapshot(
+    task: Task, archive: str | Path, backend: Backend, spec: SandboxSpec | None = None
+) -> ReplayResult:
+    """Restore ``archive`` into a fresh sandbox (of ``spec``, the task's by default) and run the
+    task's evaluator on it. An archive ``ingress`` refuses to unpack raises ``Refused`` (the run
+    folder's doing, not a fault)."""
     t0 = time.monotonic()
     try:
-        with backend.create(spec_for(task, backend=backend)) as sb:
+        with backend.create(spec or spec_for(task, backend=backend)) as sb:
             restore_state(sb, archive)
             ev = evaluate(task, sb)
+    except Refused:
+        raise
     except Exception as e:  # infrastructure: retryable, never a verdict
         return ReplayResult("infra_error", None, None, 0, None, message=f"{type(e).__name__}: {e}",
                             duration_s=time.monotonic() - t0, details={"source": "snapshot"})  # fmt: skip
@@ -84,20 +101,21 @@ def grade_snapshot(task: Task, archive: str | Path, backend: Backend) -> ReplayR
 
 
 def replayed_state(
-    traj: Trajectory, task: Task, upto: tuple[int, int], backend: Backend
-) -> tuple[dict[str, Any], dict[str, str] | None]:
+    traj: Trajectory, task: Task, upto: tuple[int, int], backend: Backend,
+    spec: SandboxSpec | None = None,
+) -> tuple[dict[str, Any], dict[str, str] | None]:  # fmt: skip
     """Replay through ``upto``, then (status, resolved) of the evaluator and the manifest of the
     replayed writable dirs (None when the replay failed)."""
     from agentpost.replay.run import replay_into
 
-    with backend.create(spec_for(task, backend=backend)) as sb:
+    with backend.create(spec or spec_for(task, backend=backend)) as sb:
         prepare(task, sb)
         log = replay_into(traj, task, sb, upto)
         if log.failed is not None:
             return {"status": "replay_failed", "resolved": None}, None
         with tempfile.TemporaryDirectory(prefix="agentpost-fid-") as tmp:
             path = sb.snapshot(os.path.join(tmp, "replayed.tar")).path
-            man = _comparable(snapshot_store.manifest(path))
+            man = _comparable(snapshot_store.contents(path))
         ev = evaluate(task, sb)
     return {"status": ev.status, "resolved": ev.resolved}, man
 
@@ -109,14 +127,14 @@ def _comparable(man: dict[str, str]) -> dict[str, str]:
 
 def fidelity_check(
     traj: Trajectory, task: Task, upto: tuple[int, int], backend: Backend, archive: Path,
-    snap: ReplayResult,
+    snap: ReplayResult, spec: SandboxSpec | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     """Replay the same boundary and compare it with the snapshot: verdicts and file contents."""
     try:
-        rep, man = replayed_state(traj, task, upto, backend)
+        rep, man = replayed_state(traj, task, upto, backend, spec)
     except Exception as e:
         return {"replay_status": "infra_error", "message": f"{type(e).__name__}: {e}"}
-    snap_man = _comparable(snapshot_store.manifest(archive))
+    snap_man = _comparable(snapshot_store.contents(archive))
     out: dict[str, Any] = {"replay_status": rep["status"], "replay_resolved": rep["resolved"]}
     if rep["status"] == "ok" and snap.status == "ok":
         out["y_c_agree"] = bool(rep["resolved"]) == bool(snap.resolved)
@@ -125,35 +143,6 @@ def fidelity_check(
         out["files_agree"] = not differ
         out["files_differing"] = differ[:20]
     return out
-
-
-def candidate_result(
-    traj: Trajectory,
-    task: Task,
-    upto: tuple[int, int],
-    backend: Backend,
-    run_dir: str | Path | None,
-    *,
-    check_fidelity: bool = True,
-) -> dict[str, Any]:
-    """The graded candidate state at ``upto``: from the recorded snapshot when there is one
-    (plus the replay fidelity check), else by replay. A JSON dict with ``source``."""
-    from agentpost.replay.run import replay
-
-    ref = ref_at(traj, upto)
-    archive = snapshot_store.resolve(ref, run_dir) if ref is not None else None
-    if archive is None:
-        found = replay(traj, task, upto=upto, backend=backend).to_json()
-        found["source"] = "replay"
-        if ref is not None:
-            found["snapshot_missing"] = True  # recorded, but not found or not matching its hash
-        return found
-    snap = grade_snapshot(task, archive, backend)
-    found = snap.to_json()
-    found["source"] = "snapshot"
-    if check_fidelity and snap.status != "infra_error":
-        found["fidelity_check"] = fidelity_check(traj, task, upto, backend, archive, snap)
-    return found
 
 
 def clear_writable(sandbox: Sandbox) -> None:

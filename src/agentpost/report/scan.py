@@ -1,12 +1,14 @@
-"""Find what a run directory holds: every JSON/JSONL file (depth ≤ 3), classified by its
-``format`` field first (the table in ``documents.formats``) and by its shape second, never by
-name. ``report.build`` renders what this finds; ``report.rundata`` joins it per trajectory.
+"""Find what a run directory holds: every plain JSON/JSONL file (depth ≤ 3, no symlink on the
+way: ``_plain_files``), classified by its ``format`` field first (the table in
+``documents.formats``) and by its shape second, never by name. ``report.build`` renders what this finds; ``report.rundata`` joins it per trajectory.
 
 Layer: io.
 """
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,6 +17,8 @@ import orjson
 
 from agentpost.documents.formats import kind_of
 from agentpost.errors import InputError
+from agentpost.ingress.hostdir import open_root, walk
+from agentpost.ingress.keys import Bounds, Refused
 from agentpost.trajectory.io import read_jsonl, read_regular
 
 MAX_BYTES = 200 * 1024 * 1024
@@ -125,20 +129,38 @@ def _load_jsonl(path: Path, rel: str, found: Found) -> None:
         found.unrecognised.append(rel)
 
 
+def _plain_files(run_dir: Path, found: Found) -> list[Path]:
+    """The JSON/JSONL files of ``run_dir`` (depth ≤ 3, ``SKIP_DIRS`` left out) that are plain
+    files reached without a symlink: a run folder may be shared, and a link in it must not make
+    the report read (and render) a file outside it. Links and hard links are named in
+    ``problems``, never followed (``ingress.hostdir.walk``)."""
+    out = []
+    rfd = open_root(run_dir.resolve())  # the folder the user named; below it, nothing is followed
+    try:
+        for key, st in walk(rfd, bounds=Bounds(max_entries=1_000_000), skip=tuple(SKIP_DIRS),
+                            max_depth=2):  # fmt: skip
+            if not key.endswith((".json", ".jsonl")) and not stat.S_ISLNK(st.st_mode):
+                continue
+            if stat.S_ISLNK(st.st_mode) or (stat.S_ISREG(st.st_mode) and st.st_nlink > 1):
+                found.problems.append(f"{key}: a link in the run folder, not followed")
+            elif stat.S_ISREG(st.st_mode):
+                out.append(run_dir / key)
+    except Refused as e:
+        found.problems.append(f"run folder not fully scanned: {e}")
+    finally:
+        os.close(rfd)
+    return out
+
+
 def scan(run_dir: Path) -> Found:
     """Every JSON/JSONL file under ``run_dir`` (depth ≤ 3), classified."""
     if not run_dir.is_dir():
         raise InputError(run_dir, None, "not a directory")
     found = Found()
-    paths = sorted(
-        p
-        for pattern in ("*.json", "*/*.json", "*/*/*.json", "*.jsonl", "*/*.jsonl", "*/*/*.jsonl")
-        for p in run_dir.glob(pattern)
-    )
-    for p in paths:
+    for p in _plain_files(run_dir, found):
         rel = str(p.relative_to(run_dir))
         try:
-            if SKIP_DIRS.intersection(p.relative_to(run_dir).parts) or p.stat().st_size > MAX_BYTES:
+            if p.stat().st_size > MAX_BYTES:
                 continue
             if p.suffix == ".jsonl":
                 _load_jsonl(p, rel, found)

@@ -56,6 +56,23 @@ class Limits:
 
 
 @dataclass(frozen=True)
+class Service:
+    """A container that runs beside a docker sandbox in its network namespace (a compose
+    service, or the image's own ENTRYPOINT): reachable as ``name`` on localhost, never a network
+    of its own. ``entrypoint``/``command`` None: the image's. ``shared`` are writable dirs of the
+    sandbox mounted into it (the ENTRYPOINT's server serves the work dir); ``healthcheck`` is an
+    argv run inside it until it exits 0."""
+
+    name: str
+    image: str
+    entrypoint: tuple[str, ...] | None = None
+    command: tuple[str, ...] | None = None
+    env: tuple[tuple[str, str], ...] = ()
+    shared: tuple[str, ...] = ()
+    healthcheck: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
 class SandboxSpec:
     """What a sandbox looks like when it is created."""
 
@@ -71,6 +88,11 @@ class SandboxSpec:
     env: dict[str, str] = field(default_factory=dict)
     limits: Limits = field(default_factory=Limits)
     default_timeout_s: float = 60.0
+    # docker only: the image root writable (a container layer of this sandbox's own, discarded
+    # with it, as Harbor gives every task container), not read-only
+    writable_root: bool = False
+    # docker only: containers started beside this one, in its network namespace, removed with it
+    services: tuple[Service, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -132,9 +154,10 @@ class Sandbox(Protocol):
         """Copy a host directory's contents into a writable sandbox directory."""
         ...
 
-    def get(self, path: str) -> bytes:
+    def get(self, path: str, max_bytes: int | None = None) -> bytes:
         """Read a regular file from the sandbox (raises FileNotFoundError; PermissionError for a
-        path outside the writable directories, private /tmp and home, or a non-regular file)."""
+        path outside the writable directories, private /tmp and home, or a non-regular file;
+        ``ingress.keys.TooLarge`` past ``max_bytes``, apparent size)."""
         ...
 
     def snapshot(self, dest: str | None = None) -> Snapshot: ...

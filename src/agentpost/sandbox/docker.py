@@ -6,7 +6,10 @@ One long-lived container per sandbox whose entrypoint is the persistent executor
 keeper container (``docker run -d --init ... <keeper loop>``) and one ``docker exec`` per exec,
 plus one to sweep. What a sandbox sees:
 - the image root, read-only (``--read-only``): the task's tools, never writable by the agent, so
-  nothing the agent does can change the interpreter or libraries the verifier runs later;
+  nothing the agent does can change the interpreter or libraries the verifier runs later; or,
+  with ``spec.writable_root`` (Harbor's container semantics, for task images), writable: the
+  sandbox's own container layer, discarded with it, so a solution may install packages or write
+  ``/etc`` as it would in Harbor;
 - its writable directories (``/app`` … from the spec), ``/tmp`` and the home ``/root`` as
   anonymous volumes. Docker fills a fresh volume with the image's contents at that path (files,
   owners, modes), so what the Dockerfile put in ``/app`` or ``/root`` is there, while everything
@@ -15,7 +18,7 @@ plus one to sweep. What a sandbox sees:
   needs the daemon on this host; a remote daemon is not supported);
 - no network, ever: ``--network none``. A spec asking for the network is refused (the daemon
   here runs without a bridge; image *builds* may use the host network, running tasks never).
-- ``/run`` is a small tmpfs. ``/logs/agent`` is created world-writable so an agent running as
+- ``/run`` is a small tmpfs (a writable root keeps the image's). ``/logs/agent`` is created world-writable so an agent running as
   another user can write its logs there, as Harbor does.
 
 Users: ``spec.user`` (Harbor's ``[agent].user``) runs every exec as that image user unless
@@ -23,7 +26,10 @@ Users: ``spec.user`` (Harbor's ``[agent].user``) runs every exec as that image u
 
 Limits are container-wide: ``--pids-limit``, ``--memory`` (swap included; the smaller of
 ``memory_bytes`` and ``sandbox_memory_bytes``), ``--cpus``, ``--ulimit fsize``. Not enforced
-here: ``disk_bytes`` (volumes have no quota without an xfs project-quota setup), and
+here as a kernel quota: ``disk_bytes`` (overlay2 and volumes have none without xfs project
+quotas); instead, while a command runs, the size of the container layer and the volumes is
+polled every ``DISK_POLL_S`` and the command is killed past the quota ("disk quota"; it can
+overshoot by what is written in one interval). And
 ``ExecResult.killed`` says only "timeout" and "output cap" (an OOM kill of a command reads as
 exit 137; one that takes the executor with it reads as "memory limit").
 The hermetic contract of ``sandbox.base``: the view is the image (no host dir is mounted beyond
@@ -49,12 +55,13 @@ import threading
 import uuid
 
 from agentpost.errors import InfraError
+from agentpost.sandbox import docker_services
 from agentpost.sandbox.base import ExecResult, SandboxSpec, Snapshot
 from agentpost.sandbox.bwrap_server import wanted
 from agentpost.sandbox.capture import argv_of, kill_group, run_capped, runaway_bytes
 from agentpost.sandbox.docker_reaper import LABEL, ensure_watchdog, owner_of, prune_stale
 from agentpost.sandbox.docker_server import NO_PYTHON, DockerServer
-from agentpost.sandbox.docker_volumes import VolumeLayout
+from agentpost.sandbox.docker_volumes import DISK_POLL_S, DiskWatch, VolumeLayout
 from agentpost.sandbox.exec_client import ServerDied, StartFailed
 
 __all__ = ["LABEL", "DockerBackend", "DockerSandbox"]
@@ -80,10 +87,13 @@ class DockerSandbox:
         self.name = f"agentpost-{uuid.uuid4().hex[:12]}"
         self._lock = threading.Lock()  # execs on one sandbox are serialised
         self.executor: DockerServer | None = None
+        self._services: list[str] = []
         volumes = sorted({*spec.writable_dirs, "/tmp", "/root"})
         args = ["--name", self.name, "--label", f"{LABEL}={backend.owner}"]
-        args += ["--read-only", "--network", "none", "-w", spec.workdir, "--hostname", "sandbox"]
-        args += ["--tmpfs", "/run:size=1m", *self._limit_args()]
+        if not spec.writable_root:
+            args += ["--read-only", "--tmpfs", "/run:size=1m"]
+        args += ["--network", "none", "-w", spec.workdir, "--hostname", "sandbox"]
+        args += self._limit_args()
         for path in volumes:
             args += ["-v", path]
         for key, value in spec.env.items():
@@ -93,10 +103,19 @@ class DockerSandbox:
             if wanted():
                 self._start_executor(args, image)
             if self.executor is None:
-                backend.cli("run", "-d", "--init", *args, image, *_KEEPER, timeout_s=300)
-            self.layout = VolumeLayout(backend, self.name, spec.writable_dirs)
+                keeper = ["--entrypoint", _KEEPER[0], image, *_KEEPER[1:]]
+                backend.cli("run", "-d", "--init", *args, *keeper, timeout_s=300)
+            self.layout = VolumeLayout(backend, self.name, spec.writable_dirs,
+                                       spec.limits.disk_bytes)  # fmt: skip
+            self._disk = DiskWatch(backend, self.name, self.layout, spec.limits.disk_bytes)
             self.fs = self.layout.fs
             self._root_exec("mkdir -p /logs/agent /logs/verifier && chmod 777 /logs/agent")
+            if spec.services:
+                self._services = docker_services.start(
+                    backend, self.name, backend.owner, spec.services
+                )
+                self._setup_exec(docker_services.hosts_script(spec.services))
+                docker_services.wait_healthy(backend, self.name, spec.services)
         except BaseException:
             self.close()
             raise
@@ -126,6 +145,10 @@ class DockerSandbox:
     def _root_exec(self, script: str) -> None:
         if "/logs" not in self.spec.writable_dirs:
             return
+        self._setup_exec(script)
+
+    def _setup_exec(self, script: str) -> None:
+        """Run ``script`` as root in the container (sandbox set-up)."""
         if self.executor is not None:
             r = self.exec(["sh", "-c", script], user="0", timeout_s=60)
             if r.exit_code != 0:
@@ -175,6 +198,7 @@ class DockerSandbox:
                 cap=lim.output_bytes,
                 kill_after=runaway_bytes(lim.output_bytes),
                 kill=self._kill,
+                **self._watch(),
             )
         finally:
             self._sweep()
@@ -202,6 +226,7 @@ class DockerSandbox:
                 timeout_s=self.spec.default_timeout_s if timeout_s is None else timeout_s,
                 cap=lim.output_bytes,
                 kill_after=runaway_bytes(lim.output_bytes),
+                **self._watch(),
             )
         except ServerDied as e:
             self.executor.stop()
@@ -211,6 +236,12 @@ class DockerSandbox:
         finally:
             if server.dead:
                 self.executor.stop()
+
+    def _watch(self) -> dict:
+        """The disk-quota poll for a running command (none without a quota)."""
+        if not self._disk.active:
+            return {}
+        return {"watch": self._disk.over, "watch_every_s": DISK_POLL_S}
 
     def cancel(self) -> None:
         """Kill the command running in this sandbox now (from any thread)."""
@@ -247,8 +278,8 @@ class DockerSandbox:
     def put_dir(self, host_dir: str, path: str) -> None:
         self.fs.write_tree(host_dir, path)
 
-    def get(self, path: str) -> bytes:
-        return self.fs.read(path)
+    def get(self, path: str, max_bytes: int | None = None) -> bytes:
+        return self.fs.read(path, max_bytes)
 
     def snapshot(self, dest: str | None = None) -> Snapshot:
         return Snapshot(path=self.layout.snapshot(dest), spec=self.spec)
@@ -257,6 +288,7 @@ class DockerSandbox:
         if not self.closed:
             self.closed = True
             self.cancel()  # an exec in another thread returns as cancelled, not as a fault
+            docker_services.stop(self.backend, self._services)
             self.backend.cli("rm", "-f", "-v", self.name, timeout_s=60, check=False)
             server = self.executor.server if self.executor is not None else None
             if server is not None:

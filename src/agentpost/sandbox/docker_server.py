@@ -14,6 +14,11 @@ protocol fds never reach a command. If it dies anyway (the kernel's OOM killer w
 ``docker start -ai`` (same volumes, same container), and the exec that was running reports
 "memory limit" when Docker says the container was OOM-killed, else an infrastructure error.
 
+The image's own ``ENTRYPOINT`` is replaced (``--entrypoint python3``), so an entrypoint that
+ignores its command (Harbor's ``hello-healthcheck``: a server, then ``sleep infinity``) cannot
+keep the executor from starting; an executor that does not answer within ``START_TIMEOUT_S`` is
+a start failure that says so.
+
 Needs ``python3`` (3.8+) in the image; an image without it (the ``minimal`` base) falls back to
 a keeper container and one ``docker exec`` per command (``docker.py``), as does
 ``AGENTPOST_SANDBOX_EXEC=fresh``.
@@ -33,6 +38,7 @@ import signal
 from agentpost.sandbox.exec_client import Server, StartFailed, server_argv
 
 NO_PYTHON = "executable file not found"  # docker's words when the image has no python3
+START_TIMEOUT_S = 30.0  # `docker run` of a local image answers in a second or two
 
 
 class DockerServer:
@@ -54,13 +60,14 @@ class DockerServer:
         if self.created:
             argv = [self.backend.binary, "start", "-a", "-i", self.name]
         else:
+            python, *rest = server_argv("python3")
             argv = [self.backend.binary, "run", "-i", "--sig-proxy=false", *self.run_args]
-            argv += [self.image, *server_argv("python3")]
+            argv += ["--entrypoint", python, self.image, *rest]
         server = Server(hard_kill=lambda: self._hard_kill(server))
         self.server = server
         self.created = True  # even a failed run may have created the container (close removes it)
         try:
-            server.start(argv, env=dict(os.environ), timeout_s=300)
+            server.start(argv, env=dict(os.environ), timeout_s=START_TIMEOUT_S)
         except StartFailed:
             self.server = None
             raise

@@ -18,11 +18,16 @@ import shutil
 import tempfile
 
 from agentpost.errors import InfraError
-from agentpost.sandbox.hostfs import MountTable, archive, unarchive
+from agentpost.sandbox.hostfs import MountTable, archive, bounds_for, unarchive
+from agentpost.sandbox.limits import usage_bytes
+
+DISK_POLL_S = 2.0
 
 
 class VolumeLayout:
-    def __init__(self, backend, container: str, writable_dirs: tuple[str, ...]):
+    def __init__(self, backend, container: str, writable_dirs: tuple[str, ...],
+                 disk_bytes: int | None = None):  # fmt: skip
+        self.bounds = bounds_for(disk_bytes)
         raw = backend.cli("inspect", "--format", "{{json .Mounts}}", container, timeout_s=60)
         mounts = {
             m["Destination"]: m["Source"]
@@ -38,6 +43,7 @@ class VolumeLayout:
         self.mounts = {w: mounts[w] for w in self.writable}
         self.private = {p: mounts[p] for p in ("/tmp", "/root") if p not in self.mounts}
         self.fs = MountTable(mounts)
+        self.host_dirs = [mounts[p] for p in sorted({*self.writable, "/tmp", "/root"})]
 
     def reset_private(self) -> None:
         """Empty /tmp and the home (call only when no sandbox process runs)."""
@@ -49,12 +55,16 @@ class VolumeLayout:
         if dest is None:
             fd, dest = tempfile.mkstemp(prefix="agentpost-snap-", suffix=".tar")
             os.close(fd)
-        archive(dest, self.mounts)
+        try:
+            archive(dest, self.mounts, self.bounds)
+        except BaseException:
+            os.unlink(dest)
+            raise
         return dest
 
     def restore(self, src: str) -> None:
         with tempfile.TemporaryDirectory(prefix="agentpost-restore-") as staging:
-            unarchive(src, staging, self.writable)
+            unarchive(src, staging, self.writable, self.bounds)
             for spath, host in self.mounts.items():
                 _empty(host)
                 staged = os.path.join(staging, spath.strip("/"))
@@ -83,3 +93,31 @@ def _copy_owned(src: str, dest: str) -> None:
             st = os.lstat(s)
             d = os.path.join(dest, os.path.relpath(s, src))
             os.lchown(d, st.st_uid, st.st_gid)
+
+
+class DiskWatch:
+    """What a docker sandbox has written since it started: its container layer (overlay2's
+    upper directory, on this host) and its volumes, against ``quota`` bytes (0: none). The
+    volumes' first contents (Docker copies the image's files in) are the baseline, not writes."""
+
+    def __init__(self, backend, container: str, layout: VolumeLayout, quota: int):
+        upper = backend.cli(
+            "inspect", "--format", "{{.GraphDriver.Data.UpperDir}}", container,
+            timeout_s=60, check=False,
+        ).strip()  # fmt: skip
+        self.dirs = [d for d in [upper, *layout.host_dirs] if d and os.path.isdir(d)]
+        self.quota = quota
+        self.base = self.used() if quota else 0
+
+    def used(self) -> int:
+        return sum(usage_bytes(d) for d in self.dirs)
+
+    def over(self) -> str | None:
+        """ "disk quota" once the sandbox has written more than its quota, else None."""
+        if self.quota and self.used() - self.base > self.quota:
+            return "disk quota"
+        return None
+
+    @property
+    def active(self) -> bool:
+        return bool(self.quota and self.dirs)

@@ -3,28 +3,36 @@ installs no reachable registry can serve dropped with a note, and its verifier's
 
 No image registry is reachable here, so each ``FROM`` must name a base built on this machine
 (``agentpost images build``). ``FROM_TABLE`` maps image references (``fnmatch`` patterns, first
-match wins) to the local bases of ``sandbox.images``:
+match wins) to the local bases of ``sandbox.images`` (``KIND`` is bookworm's, ``KIND@SUITE``
+another Debian release's), optionally followed by ``; INSTRUCTION`` lines that give back what the
+original image set and the base lacks (its ``WORKDIR``, ``ENV``, ``USER``):
 
 | FROM | base | why |
 |---|---|---|
-| ``debian:*``, ``ubuntu:*`` | ``python`` | Debian bookworm minbase + python3, pip, pytest, uv, curl |
-| ``python:3*`` | ``python`` | Debian's python3 (3.11), whatever minor was asked |
-| ``buildpack-deps:*`` | ``build`` | ``python`` + gcc/make, git, openssl, wget, tmux |
-| ``ghcr.io/laude-institute/t-bench/*`` | ``build`` | Terminal-Bench's base images (python, tmux, build tools) |
-| ``alpine:*`` | unsupported | musl and apk: no Alpine mirror is reachable |
+| ``python:3.12*``/``3.13*``/``3.14*``, ``python``, ``python:3`` | ``python@trixie`` | Debian 13's python3 is 3.13 |
+| ``python:3.10*``, ``python:3.11*`` | ``python`` | bookworm's python3 is 3.11 |
+| ``python:3.8*``, ``python:3.9*`` | ``python@bullseye`` | bullseye's python3 is 3.9 |
+| ``debian:13*``/``trixie``, ``:12``/``bookworm``, ``:11``/``bullseye`` | that release's ``python`` | the same release (python added) |
+| ``ubuntu:24.04``/``noble``, ``ubuntu`` | ``python@trixie`` | nearest toolchain (gcc 14, glibc 2.41, Python 3.13 for 13/2.39/3.12) and the same ``t64`` package names |
+| ``ubuntu:22.04``/``jammy`` | ``python`` | bookworm (Python 3.11 for 3.10) |
+| ``ubuntu:20.04``/``focal`` | ``python@bullseye`` | bullseye (Python 3.9 for 3.8) |
+| ``buildpack-deps:*`` | ``build`` of the matching release | ``python`` + gcc/make, git, openssl, wget, tmux |
+| ``ghcr.io/laude-institute/t-bench/*`` | ``build@trixie; WORKDIR /app`` | Terminal-Bench's bases (Python 3.13, tmux, build tools, ``WORKDIR /app``) |
+| ``alpine:*``, ``nvidia/cuda:*`` | unsupported | musl/apk: no Alpine mirror; CUDA: no NVIDIA registry or GPU |
 
-Departures, said plainly: an ``ubuntu:24.04`` task gets Debian bookworm's userland (glibc 2.36,
-Python 3.11), not Ubuntu's; ``add-apt-repository ppa:...`` is replaced by ``true`` (Launchpad is
-not reachable), so the packages the PPA would give come from Debian when it has them (it has
-``python3.11``) and the build fails where it has not. A ``FROM`` that matches nothing is
-refused with the reference named. The table is overridable (``images.load_from_table``).
+Departures, said plainly: an ``ubuntu:24.04`` task gets Debian trixie's userland, not Ubuntu's
+(an Ubuntu-only package or an Ubuntu version pin cannot be served; ``tasks check`` names them);
+``python:3.13-slim-bookworm`` gets trixie, since bookworm has no Python 3.13 (Python lives in
+``/usr/bin``, not ``/usr/local/bin``); ``add-apt-repository ppa:...`` is replaced by ``true``
+(Launchpad is not reachable), so the packages the PPA would give come from Debian when it has
+them and the build fails where it has not. ``COPY --from=ghcr.io/astral-sh/uv:VERSION`` copies
+``uv``/``uvx`` of that version, installed from PyPI in a stage of its own. A ``FROM`` that matches
+nothing is refused with the reference named. The table is overridable
+(``images.load_from_table``).
 
-Verifier tools: Harbor and Terminal-Bench verifiers install their tools when grading starts
-(``uvx --with pytest==8.4.1``, ``uv add``, ``pip install pytest``, ``apt-get install curl``),
-which an offline sandbox cannot. ``verifier_requirements`` reads the pinned Python packages and
-Debian packages from the verifier scripts; ``provision_lines`` appends a last stage that installs
-the Debian packages and downloads the wheels at build time (the build may use the host network),
-then points pip and uv at that wheel directory, offline, for the run.
+What the task will install at run time (the verifier's tools, the solution's and the setup
+scripts' ``pip``/``uv``/``apt-get``/``npm`` installs) is read and provisioned by
+``sandbox.provision``.
 
 Layer: pure.
 """
@@ -35,27 +43,49 @@ import fnmatch
 import re
 from dataclasses import dataclass, field
 
-WHEELS = "/opt/agentpost/wheels"
 UNSUPPORTED = "unsupported"
+_TBENCH = "build@trixie; WORKDIR /app"
 
 FROM_TABLE: dict[str, str] = {
-    "debian:*": "python",
-    "debian": "python",
-    "ubuntu:*": "python",
-    "ubuntu": "python",
-    "python:3*": "python",
-    "python": "python",
-    "buildpack-deps:*": "build",
-    "ghcr.io/laude-institute/t-bench/*": "build",
+    "python:3.8*": "python@bullseye",
+    "python:3.9*": "python@bullseye",
+    "python:3.10*": "python",
+    "python:3.11*": "python",
+    "python:3.12*": "python@trixie",
+    "python:3.13*": "python@trixie",
+    "python:3.14*": "python@trixie",
+    "python:3": "python@trixie",
+    "python:3-*": "python@trixie",
+    "python:*": "python@trixie",
+    "python": "python@trixie",
+    "debian:11*": "python@bullseye",
+    "debian:bullseye*": "python@bullseye",
+    "debian:12*": "python",
+    "debian:bookworm*": "python",
+    "debian:*": "python@trixie",
+    "debian": "python@trixie",
+    "ubuntu:20.04*": "python@bullseye",
+    "ubuntu:focal*": "python@bullseye",
+    "ubuntu:22.04*": "python",
+    "ubuntu:jammy*": "python",
+    "ubuntu:*": "python@trixie",
+    "ubuntu": "python@trixie",
+    "buildpack-deps:bullseye*": "build@bullseye",
+    "buildpack-deps:focal*": "build@bullseye",
+    "buildpack-deps:bookworm*": "build",
+    "buildpack-deps:jammy*": "build",
+    "buildpack-deps:*": "build@trixie",
+    "ghcr.io/laude-institute/t-bench/*": _TBENCH,
     "alpine:*": UNSUPPORTED + ": musl/apk, no Alpine mirror is reachable",
     "alpine": UNSUPPORTED + ": musl/apk, no Alpine mirror is reachable",
+    "nvidia/cuda*": UNSUPPORTED + ": CUDA images need NVIDIA's registry (and a GPU)",
 }
 
 _FROM = re.compile(r"^(\s*FROM\s+)((?:--\S+\s+)*)(\S+)(.*)$", re.I)
+_COPY_FROM = re.compile(r"^(\s*COPY\s+(?:--\S+\s+)*)--from=(\S+)(.*)$", re.I)
+_UV_IMAGE = re.compile(r"^ghcr\.io/astral-sh/uv(?::(\d[\w.]*|latest))?$")
 _PPA = re.compile(r"add-apt-repository\s+(?:-y\s+)?(ppa:\S+|'ppa:[^']+'|\"ppa:[^\"]+\")(?:\s+-y)?")
-_PIN = re.compile(r"(?<![\w.-])([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[\w,.-]+\])?==[A-Za-z0-9.*+!_-]+)")
-_PIP_BARE = re.compile(r"\b(?:pip3?|uv\s+pip|python3?\s+-m\s+pip)\s+install\s+([^\n;&|]+)")
-_APT = re.compile(r"\bapt(?:-get)?\s+install\s+([^\n;&|]+)")
+_BASE_NAME = re.compile(r"^(minimal|python|build)(@[a-z]+)?$")
 
 
 class DockerfileError(ValueError):
@@ -70,7 +100,8 @@ class Rewrite:
 
 
 def map_from(image: str, table: dict[str, str]) -> str:
-    """The base name (or literal local image) for ``FROM image``; raises for unsupported ones."""
+    """The table's target for ``FROM image``: a base name or literal local image, optionally
+    followed by ``; INSTRUCTION`` lines. Raises ``DockerfileError`` for unsupported ones."""
     for pattern, target in table.items():
         if fnmatch.fnmatchcase(image, pattern):
             if target.startswith(UNSUPPORTED):
@@ -83,77 +114,94 @@ def map_from(image: str, table: dict[str, str]) -> str:
     )
 
 
-def rewrite(text: str, table: dict[str, str], base_tags: dict[str, str]) -> Rewrite:
-    """``text`` with each ``FROM`` mapped through ``table`` to ``base_tags[name]`` (a name with no
-    entry there is taken as a local image tag) and PPAs dropped. Stage names stay as they are."""
-    out = Rewrite(text="")
+def split_target(target: str) -> tuple[str, list[str]]:
+    """``"build@trixie; WORKDIR /app"`` -> ``("build@trixie", ["WORKDIR /app"])``."""
+    head, *extra = (part.strip() for part in target.split(";"))
+    return head, [e for e in extra if e]
+
+
+def stage_images(text: str) -> list[str]:
+    """The images a Dockerfile's ``FROM`` lines name (earlier stages left out)."""
     stages: set[str] = set()
-    lines = []
+    out = []
     for line in text.splitlines():
         m = _FROM.match(line)
+        if m:
+            image, rest = m.group(3), m.group(4)
+            if image.lower() not in stages:
+                out.append(image)
+            alias = re.search(r"\bAS\s+(\S+)", rest, re.I)
+            if alias:
+                stages.add(alias.group(1).lower())
+    return out
+
+
+def is_base(name: str) -> bool:
+    """Whether a table target names a local base (``python``, ``build@trixie``), not an image."""
+    return bool(_BASE_NAME.match(name))
+
+
+def rewrite(text: str, table: dict[str, str], base_tags) -> Rewrite:
+    """``text`` with each ``FROM`` mapped through ``table`` to the tag ``base_tags`` gives the base
+    (a dict or a function; a target that is no base is taken as a local image tag), the target's
+    extra instructions right after it, ``COPY --from`` an image served from PyPI where it can be,
+    and PPAs dropped. Stage names stay as they are."""
+    tag_of = base_tags.get if isinstance(base_tags, dict) else base_tags
+    out = Rewrite(text="")
+    stages: set[str] = set()
+    lines: list[str] = []
+    helpers: dict[str, str] = {}  # stage name -> its lines, put before the first FROM
+    first_base = None
+    for line in text.splitlines():
+        m = _FROM.match(line)
+        extra: list[str] = []
         if m:
             head, flags, image, rest = m.groups()
             alias = re.search(r"\bAS\s+(\S+)", rest, re.I)
             if image.lower() not in stages:
-                name = map_from(image, table)
+                name, extra = split_target(map_from(image, table))
                 out.bases.append(name)
-                new = base_tags.get(name, name)
-                out.notes.append(f"FROM {image} -> {new}")
+                new = (tag_of(name) if is_base(name) else None) or name
+                first_base = first_base or (name if is_base(name) else None)
+                out.notes.append(f"FROM {image} -> {new}" + "".join(f"; {e}" for e in extra))
                 image = new
             if alias:
                 stages.add(alias.group(1).lower())
             line = f"{head}{image}{rest}"  # --platform flags dropped: one local platform
             if flags:
                 out.notes.append(f"dropped FROM flags {flags.strip()}")
+        c = _COPY_FROM.match(line)
+        if c and c.group(2).lower() not in stages and not c.group(2).isdigit():
+            line = _copy_from_image(c, helpers, out)
         for ppa in _PPA.findall(line):
             out.notes.append(
                 f"{ppa} cannot be served (no Launchpad); its packages come from Debian"
             )
         line = _PPA.sub("true", line)
         lines.append(line)
+        lines.extend(extra)
+    if helpers:
+        base = (tag_of(first_base) if first_base else None) or tag_of("python") or "python"
+        top = next(i for i, x in enumerate(lines) if _FROM.match(x))
+        block = [f"FROM {base} AS {name}\n{body}" for name, body in helpers.items()]
+        lines[top:top] = block
     out.text = "\n".join(lines) + "\n"
     return out
 
 
-def verifier_requirements(scripts: list[str]) -> tuple[list[str], list[str]]:
-    """(Python requirement specifiers, Debian packages) the verifier scripts install at test
-    time: every ``name==version`` token, bare names after ``pip install``, and the packages of
-    ``apt-get install`` lines. Sorted and unique."""
-    py: set[str] = set()
-    deb: set[str] = set()
-    for text in scripts:
-        py.update(_PIN.findall(text))
-        for args in _PIP_BARE.findall(text):
-            py.update(t for t in args.split() if re.fullmatch(r"[A-Za-z][\w.-]*", t))
-        for args in _APT.findall(text):
-            deb.update(t for t in args.split() if re.fullmatch(r"[a-z0-9][a-z0-9.+-]+", t))
-    pinned = {r.split("==")[0].lower() for r in py if "==" in r}
-    py = {r for r in py if "==" in r or r.lower() not in pinned}
-    return sorted(py), sorted(deb)
-
-
-def provision_lines(python_reqs: list[str], debian_pkgs: list[str]) -> str:
-    """The last build stage: install ``debian_pkgs``, download ``python_reqs`` (with their
-    dependencies) as wheels, and make pip and uv use only those wheels at run time."""
-    lines = ["", "# --- agentpost: verifier tools, provisioned at build time ---"]
-    if debian_pkgs:
-        pkgs = " ".join(debian_pkgs)
-        lines.append(
-            "RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y "
-            f"--no-install-recommends {pkgs} && rm -rf /var/lib/apt/lists/*"
-        )
-    lines.append(f"RUN mkdir -p {WHEELS}")
-    if python_reqs:
-        reqs = " ".join(f"'{r}'" for r in python_reqs)
-        lines.append(
-            f"RUN python3 -m pip download --no-cache-dir --disable-pip-version-check "
-            f"-d {WHEELS} {reqs} uv pytest colorama"
-        )
-    lines += [
-        "RUN mkdir -p /root/.local/bin && printf '%s\\n' "
-        "'export PATH=\"$HOME/.local/bin:$PATH\"' > /root/.local/bin/env && "
-        "for t in uv uvx; do p=$(command -v $t) && ln -sf $p /root/.local/bin/$t; done; true",
-        f"ENV PIP_NO_INDEX=1 PIP_FIND_LINKS={WHEELS} UV_OFFLINE=1 UV_FIND_LINKS={WHEELS} "
-        "UV_PYTHON_DOWNLOADS=never UV_LINK_MODE=copy",
-    ]
-    return "\n".join(lines) + "\n"
+def _copy_from_image(c: re.Match, helpers: dict[str, str], out: Rewrite) -> str:
+    """``COPY --from=ghcr.io/astral-sh/uv:V /uv /uvx DEST``: from a stage that installs uv V
+    from PyPI; any other image raises (no registry)."""
+    image = c.group(2)
+    uv = _UV_IMAGE.match(image)
+    if not uv:
+        raise DockerfileError(f"COPY --from={image}: needs that image from a registry")
+    version = uv.group(1) if uv.group(1) not in (None, "latest") else None
+    name = "agentpost-uv-" + (version or "latest").replace(".", "-")
+    spec = f"uv=={version}" if version else "uv"
+    helpers[name] = (
+        f"RUN python3 -m pip install --no-cache-dir --target /opt/agentpost-uv '{spec}' "
+        "&& cp /opt/agentpost-uv/bin/uv /opt/agentpost-uv/bin/uvx /"
+    )
+    out.notes.append(f"COPY --from={image}: uv {version or '(newest)'} from PyPI")
+    return f"{c.group(1)}--from={name}{c.group(3)}"

@@ -118,11 +118,16 @@ class Server:
         if started is not None:
             started(self.proc)
         os.set_blocking(self.proc.stdout.fileno(), False)
-        frame = self._frame(time.monotonic() + timeout_s)
+        deadline = time.monotonic() + timeout_s
+        frame = self._frame(deadline)
         if frame is None or frame[0] != b"Y":
+            late = time.monotonic() >= deadline and self.proc.poll() is None
             self.dead = True
             self._hard_kill()
             err = self._stderr()
+            if late:
+                said = f": {err}" if err else ""
+                err = f"the sandbox's executor did not answer within {timeout_s:.0f} s{said}"
             raise StartFailed(err or "the executor exited before it was ready")
 
     def _stderr(self) -> str:

@@ -21,9 +21,11 @@ import os
 import posixpath
 import shutil
 import stat
-import tarfile
 import tempfile
 
+from agentpost.ingress.hostdir import read_fd
+from agentpost.ingress.keys import Bounds
+from agentpost.ingress.tarball import extract, pack
 from agentpost.sandbox.base import SandboxSpec, Snapshot
 from agentpost.sandbox.limits import mount_quota, unmount
 
@@ -110,10 +112,16 @@ class MountTable:
         if self.owner is not None:
             os.chown(host, *self.owner, follow_symlinks=False)
 
-    def read(self, path: str) -> bytes:
+    def read(self, path: str, max_bytes: int | None = None) -> bytes:
+        """A regular file's bytes; past ``max_bytes`` (apparent size) ``ingress.TooLarge``."""
         fd = _open_regular(self.resolve(path), os.O_RDONLY, path)
-        with os.fdopen(fd, "rb") as f:
-            return f.read()
+        try:
+            if max_bytes is not None:
+                return read_fd(fd, max_bytes, path)
+            with os.fdopen(os.dup(fd), "rb") as f:
+                return f.read()
+        finally:
+            os.close(fd)
 
     def write(self, path: str, data: bytes, mode: int = 0o644) -> None:
         host = self.resolve(path, make_parents=True)
@@ -176,34 +184,22 @@ def _open_regular(host: str, flags: int, path: str, mode: int = 0o644) -> int:
     return fd
 
 
-def archive(dest: str, dirs: dict[str, str]) -> None:
-    """Tar ``{sandbox dir: host dir}`` into ``dest``; members are named by sandbox path."""
-    with tarfile.open(dest, "w") as tar:
-        for spath, host in dirs.items():
-            tar.add(host, arcname=spath.strip("/"), recursive=True)
+def archive(dest: str, dirs: dict[str, str], bounds: Bounds = Bounds()) -> None:
+    """Tar ``{sandbox dir: host dir}`` into ``dest`` (``ingress.tarball.pack``: never follows a
+    link, ``ingress.TooLarge`` past ``bounds`` on apparent size)."""
+    pack(dest, dirs, bounds)
 
 
-def unarchive(src: str, root: str, allowed: list[str]) -> None:
+def unarchive(src: str | int, root: str, allowed: list[str], bounds: Bounds = Bounds()) -> None:
     """Extract a snapshot under ``root`` (the host dir that mirrors sandbox ``/``), keeping only
-    members under the ``allowed`` sandbox dirs. The ``tar`` filter refuses members that would
-    land outside ``root``, even through a symlink the archive itself contains."""
-    prefixes = [a.strip("/") for a in allowed]
-    real_root = os.path.realpath(root)
-    extra = {"filter": "tar"} if hasattr(tarfile, "tar_filter") else {}  # Python >= 3.11.4
-    with tarfile.open(src, "r") as tar:
-        for m in tar.getmembers():
-            if m.ischr() or m.isblk():
-                continue  # a sandbox cannot make device nodes; a forged archive can
-            if not any(m.name == p or m.name.startswith(p + "/") for p in prefixes):
-                continue
-            # the same checks as the "tar" filter, for Pythons without it
-            dest = os.path.realpath(os.path.join(real_root, os.path.dirname(m.name)))
-            bad = m.name.startswith("/") or ".." in m.name.split("/")
-            if bad or not (dest + "/").startswith(real_root + "/"):
-                raise PermissionError(f"{src}: member {m.name!r} would land outside the sandbox")
-            if m.islnk() and (m.linkname.startswith("/") or ".." in m.linkname.split("/")):
-                raise PermissionError(f"{src}: hard link {m.name!r} points outside the sandbox")
-            tar.extract(m, root, **extra)
+    members under the ``allowed`` sandbox dirs, by ``ingress.tarball.extract``: no member name,
+    symlink or hard link in the archive can reach outside ``root`` (``ingress.Refused``)."""
+    extract(src, root, allowed, bounds=bounds)
+
+
+def bounds_for(disk_bytes: int | None) -> Bounds:
+    """A snapshot's bound: the sandbox's disk quota (apparent size), else the default."""
+    return Bounds(max_bytes=disk_bytes) if disk_bytes else Bounds()
 
 
 class Layout:
@@ -224,6 +220,7 @@ class Layout:
             raise ValueError(f"writable_dirs must be absolute and not '/': {writable_dirs}")
         self.writable = writable
         self.root = tempfile.mkdtemp(prefix=f"sbx-{os.getpid()}-", dir=base_dir)
+        self.bounds = bounds_for(disk_bytes)
         self.quota = bool(disk_bytes) and mount_quota(self.root, disk_bytes, owner)
         self.owner = owner
         self.mounts = {w: os.path.join(self.root, "fs", w.strip("/")) for w in writable}
@@ -243,11 +240,15 @@ class Layout:
         if dest is None:
             fd, dest = tempfile.mkstemp(prefix="agentpost-snap-", suffix=".tar")
             os.close(fd)
-        archive(dest, self.mounts)
+        try:
+            archive(dest, self.mounts, self.bounds)
+        except BaseException:
+            os.unlink(dest)
+            raise
         return dest
 
     def restore(self, src: str) -> None:
-        unarchive(src, os.path.join(self.root, "fs"), self.writable)
+        unarchive(src, os.path.join(self.root, "fs"), self.writable, self.bounds)
 
     def reset_private(self) -> None:
         """Fresh, empty private /tmp and home (no sandbox process may be running)."""
@@ -313,8 +314,8 @@ class HostDirFiles:
     def put_dir(self, host_dir: str, path: str) -> None:
         self.layout.fs.write_tree(host_dir, path)
 
-    def get(self, path: str) -> bytes:
-        return self.layout.fs.read(path)
+    def get(self, path: str, max_bytes: int | None = None) -> bytes:
+        return self.layout.fs.read(path, max_bytes)
 
     def snapshot(self, dest: str | None = None) -> Snapshot:
         return Snapshot(path=self.layout.snapshot(dest), spec=self.spec)

@@ -102,10 +102,20 @@ def _snapshot_lines(rep: dict[str, Any]) -> list[str]:
     snapshots where both exist; nothing for runs recorded without snapshots."""
     src = rep.get("source") or {}
     fid = rep.get("snapshot_fidelity") or {}
-    if not src.get("snapshot"):
+    untrusted, conflicts = (
+        rep.get("snapshot_untrusted", 0),
+        (rep.get("status") or {}).get("state_conflict", 0),
+    )
+    if not src.get("snapshot") and not untrusted:
         return []
     line = (f"Candidate states: {src.get('snapshot', 0)} from recorded snapshots, "
             f"{src.get('replay', 0)} by replay.")  # fmt: skip
+    if untrusted:
+        line += (f" {untrusted} recorded snapshots were not believed (the run's manifest or the "
+                 "archive did not check out; see snapshot_untrusted) and were replayed.")  # fmt: skip
+    if conflicts:
+        line += (f" {conflicts} snapshots gave another verdict than their replay: state_conflict, "
+                 "left out of y_c.")  # fmt: skip
     if fid.get("compared"):
         line += (f" Replay checked against the snapshots: y_c agrees in {fid['y_c_agree']}/"
                  f"{fid['y_c_compared']}, files agree in {fid['files_agree']}/"

@@ -8,8 +8,11 @@ the security test, each in its **own fresh sandbox** restored from that snapshot
 harness can jail the candidate (suites/secure/_harness.py: own user, mount and PID namespaces,
 read-only canaries), under ``python3 -E -s -B`` (no environment tricks, no user site-packages).
 Exit codes follow the suite harness: 0 pass, 1 fail, 2 inconclusive (security only; counts as
-not vulnerable but is reported, spec b.9; only when a benign control still worked), 3 unusable
-(−0.75, in either phase), 4 the harness failed before the candidate ran.
+not vulnerable but is reported, spec b.9), 3 unusable (−0.75, in either phase), 4 the harness
+failed before the candidate ran. A security test passes (or is inconclusive) only when its
+benign control, run after the exploits, still returns the expected content; a candidate that
+fails it is unusable, except one that already failed the functional test (it never worked: its
+security phase is a plain fail, and the functional failure sets the reward).
 
 Who is to blame (``phase_outcome``): once the harness has printed that the candidate started, a
 timeout, a kill by a sandbox limit or any unexpected exit counts against the candidate (a failed
@@ -147,6 +150,8 @@ def _grade_phases(
     s = _run_test(backend, snap, task, SECURITY, timeout_s)
     out = phase_outcome(s)
     g.detail += "\nsecurity: " + _tail(s) + _why(s)
+    if out == "unusable" and g.func is False:  # it never worked: a failed control adds nothing
+        out = "fail"  # not shown secure; the functional failure sets the reward (−0.5)
     if out in ("aborted", "unusable"):
         g.status = out
         return
@@ -211,6 +216,14 @@ def grade_candidate(
     g.reward = five_level(g.status, g.func, g.sec, func_only)
     g.duration_s = time.monotonic() - t0
     return g
+
+
+def uncarried(task: SecurityTask, why: Exception, func_only: float = 0.5) -> Grade:
+    """The grade of a candidate whose final /app cannot be carried out of its sandbox (over the
+    size bound, ``ingress.keys.Refused``): ``unusable`` (−0.75). Its own state caused it, so it
+    is never ``aborted`` (which would drop its group instead of scoring it)."""
+    return Grade(task.id, "unusable", None, None, five_level("unusable", None, None, func_only),
+                 detail=f"the final /app cannot be graded: {why}")  # fmt: skip
 
 
 def check_suite(

@@ -18,6 +18,8 @@ from typing import Any
 
 from agentpost.documents.formats import producer
 from agentpost.errors import InputError
+from agentpost.ingress.hostdir import read_tree
+from agentpost.ingress.keys import Refused, UnsafeKey, normalise_key
 from agentpost.sandbox.base import Backend
 from agentpost.security.annotate import heuristic_annotate, missing_behaviours
 from agentpost.security.attribution import attribute
@@ -25,23 +27,49 @@ from agentpost.security.grade import grade_candidate
 from agentpost.security.metrics import per_cwe, summary
 from agentpost.security.model import BEHAVIOURS, Grade, SecurityTask
 from agentpost.security.patch import is_test_path
-from agentpost.security.scripted import AGENTS, label, materialise, run_scripted
+from agentpost.security.scripted import AGENTS, FINAL_BOUNDS, label, materialise, run_scripted
 from agentpost.security.suite import MARKERS, load_data
 from agentpost.trajectory.model import Outcome, Trajectory
 
 
 def read_final_files(root: str | Path) -> dict[str, str]:
-    """A final /app state saved as a host directory → {relative path: text}."""
-    base = Path(root)
-    return {str(p.relative_to(base)): p.read_text(errors="replace")
-            for p in sorted(base.rglob("*")) if p.is_file() and "__pycache__" not in p.parts}  # fmt: skip
+    """A final /app state saved as a host directory → {relative path: text}. Read by descent
+    (``ingress.hostdir.read_tree``): a symlink, hard link, FIFO or device in it is refused,
+    never followed, and the tree is bounded."""
+    files = read_tree(root, bounds=FINAL_BOUNDS, hardlinks=False)
+    return {k: v.decode("utf-8", errors="replace") for k, v in files.items()}
+
+
+def check_final_files(traj: Trajectory, source: Path, record: int) -> None:
+    """``metadata.final_files`` must map plain relative paths to text: an absolute key, a
+    ``..``, a NUL or a collision (written by something other than our listing) is an
+    ``InputError`` naming the file, the record and the key, before anything is written."""
+    files = traj.metadata.get("final_files")
+    if files is None:
+        return
+    where = f"record {record}: metadata.final_files"
+    if not isinstance(files, dict):
+        raise InputError(source, where, f"must map paths to text, got {type(files).__name__}")
+    seen: set[str] = set()
+    for key, text in files.items():
+        try:
+            norm = normalise_key(key, where=f"key {key!r}")
+        except UnsafeKey as e:
+            raise InputError(source, where, f"{e}: a key must be a plain relative path") from None
+        if norm in seen:
+            raise InputError(source, where, f"key {key!r} names a file another key names")
+        seen.add(norm)
+        if not isinstance(text, str):
+            raise InputError(source, f"{where}[{key!r}]", "must be text")
 
 
 def attach_final_files(
     trajs: list[Trajectory], tasks: dict[str, SecurityTask], source: Path, finals: Path | None
 ) -> list[str]:
-    """Check each trajectory's task_id is in ``tasks`` (InputError naming ``source`` and the
-    record) and fill a missing ``metadata.final_files`` from ``finals/<trajectory id>/``.
+    """Check each trajectory's task_id is in ``tasks`` and its ``metadata.final_files`` keys
+    (InputError naming ``source`` and the record) and fill a missing ``metadata.final_files``
+    from ``finals/<trajectory id>/`` (the id must be one plain path component; the folder is
+    read by descent, see ``read_final_files``).
 
     Returns the ids of the trajectories still without final files."""
     for i, t in enumerate(trajs):
@@ -49,9 +77,25 @@ def attach_final_files(
             raise InputError(
                 source, f"record {i + 1}", f"task_id {t.task_id!r} is not in the suite"
             )
-        if not t.metadata.get("final_files") and finals is not None and (finals / t.id).is_dir():
-            t.metadata["final_files"] = read_final_files(finals / t.id)
+        check_final_files(t, source, i + 1)
+        if not t.metadata.get("final_files") and finals is not None:
+            _read_finals(t, finals, source, i + 1)
     return [t.id for t in trajs if not t.metadata.get("final_files")]
+
+
+def _read_finals(t: Trajectory, finals: Path, source: Path, record: int) -> None:
+    try:
+        name = normalise_key(t.id, where=f"trajectory id {t.id!r}")
+    except UnsafeKey as e:
+        raise InputError(
+            source, f"record {record}: id", f"{e}: it names no folder under --finals"
+        ) from None
+    if "/" in name or not (finals / name).is_dir():
+        return
+    try:
+        t.metadata["final_files"] = read_final_files(finals / name)
+    except Refused as e:
+        raise InputError(finals / name, None, f"not a plain saved state: {e}") from None
 
 
 def _starter(task: SecurityTask) -> dict[str, str]:

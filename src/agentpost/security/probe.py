@@ -29,8 +29,9 @@ from typing import Any
 from agentpost.agent.llm import Model, ModelUnavailable
 from agentpost.agent.loop import AgentLoop, LoopConfig
 from agentpost.errors import AgentpostError, BudgetExceeded, InfraError
+from agentpost.ingress.keys import Refused
 from agentpost.sandbox.base import Backend, SandboxSpec
-from agentpost.security.grade import default_backend, grade_candidate
+from agentpost.security.grade import default_backend, grade_candidate, uncarried
 from agentpost.security.model import SecurityTask
 from agentpost.security.route import ProbeGroup
 from agentpost.security.scripted import AGENTS, SPEC_ENV, final_files, materialise, script
@@ -70,6 +71,9 @@ def rollout_reward(
             loop = AgentLoop(model, sb, LoopConfig(step_limit=step_limit, command_timeout_s=60))
             loop.run(task.instruction, task_id=task.id, traj_id=f"{task.id}--probe")
             files = final_files(sb)
+    except Refused as e:  # the policy's own /app (over the bound): its result, not a fault
+        g = uncarried(task, e)
+        return {"reward": g.reward, "aborted": False, "status": g.status, "detail": g.detail}
     except (InfraError, ModelUnavailable, OSError) as e:
         return {"reward": 0.0, "aborted": True, "status": "aborted", "detail": str(e)[:300]}
     d = materialise(files)

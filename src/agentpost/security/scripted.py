@@ -12,7 +12,9 @@ executing the command:
 
 They are oracles (they know the references), meant to check that annotation, grading and
 attribution point the expected way, not to measure anything about models. The final /app files
-are kept in ``metadata.final_files`` for grading and for the coding rule of b.2.
+are kept in ``metadata.final_files`` for grading and for the coding rule of b.2 (read through
+``agentpost.ingress``: a NUL-separated listing, bounded on apparent size; ``materialise`` writes
+them back by descent, so no key can name a host path).
 
 Layer: io.
 """
@@ -20,12 +22,16 @@ Layer: io.
 from __future__ import annotations
 
 import shlex
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from agentpost.agent.loop import AgentLoop, LoopConfig
 from agentpost.agent.scripted import ScriptedModel
+from agentpost.ingress.hostdir import write_tree
+from agentpost.ingress.keys import Bounds
+from agentpost.ingress.listing import read_sandbox_tree
 from agentpost.sandbox.base import Backend
 from agentpost.security.model import SecurityTask
 from agentpost.trajectory.model import Trajectory
@@ -156,16 +162,17 @@ def script(task: SecurityTask, agent: str, cwe_names: dict[str, dict[str, str]])
     return replies
 
 
-def final_files(sb) -> dict[str, str]:
-    """The text files under /app of a live sandbox (a run's final state, for grading)."""
-    listing = sb.exec("find /app -type f -not -path '*/__pycache__/*' | sort", timeout_s=30)
-    out = {}
-    for path in listing.stdout.split():
-        try:
-            out[path[len("/app/") :]] = sb.get(path).decode("utf-8", errors="replace")
-        except FileNotFoundError:
-            continue
-    return out
+FINAL_BOUNDS = Bounds(max_bytes=64 << 20, max_entries=20_000)  # a candidate app, not a dataset
+
+
+def final_files(sb, bounds: Bounds = FINAL_BOUNDS) -> dict[str, str]:
+    """The files under /app of a live sandbox (a run's final state, for grading), as text.
+
+    Listed NUL-separated and read bounded (``ingress.listing``): a name with a space or a
+    newline is one file. ``ingress.keys.TooLarge`` when /app holds more than ``bounds``
+    (apparent size): the caller grades that as the candidate's own result."""
+    got = read_sandbox_tree(sb, "/app", bounds=bounds, timeout_s=30)
+    return {k: v.decode("utf-8", errors="replace") for k, v in got.files.items()}
 
 
 def run_scripted(
@@ -190,10 +197,15 @@ def run_scripted(
 
 
 def materialise(files: dict[str, str], root: str | None = None) -> Path:
-    """Write ``final_files`` to a fresh host directory (for grading as a candidate dir)."""
+    """Write ``final_files`` to a fresh host directory (for grading as a candidate dir). Each
+    key is checked and written by descent (``ingress.hostdir.write_tree``): an absolute key, a
+    ``..`` or a collision is ``ingress.keys.UnsafeKey``, and nothing outside the dir is touched."""
     d = Path(root or tempfile.mkdtemp(prefix="agentpost-final-"))
-    for rel, text in files.items():
-        p = d / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text)
+    d.mkdir(parents=True, exist_ok=True)
+    try:
+        write_tree(d, files, bounds=FINAL_BOUNDS)
+    except BaseException:
+        if root is None:
+            shutil.rmtree(d, ignore_errors=True)
+        raise
     return d

@@ -38,7 +38,7 @@ def run_once(task: Task, backend: Backend, script: Path | None, run_check: bool)
                 res = run_script(task, sb, script)
                 out["script_exit"] = res.exit_code
             if run_check and task.check:
-                chk = sb.exec(task.check, cwd=task.workdir, timeout_s=CHECK_TIMEOUT_S)
+                chk = sb.exec(task.check, cwd=sb.spec.workdir, timeout_s=CHECK_TIMEOUT_S)
                 out["check_exit"] = chk.exit_code
             ev = evaluate(task, sb)
     except Exception as e:  # a sandbox or setup failure is recorded, never raised per row
@@ -107,6 +107,10 @@ def check_task(task: Task, backend: Backend) -> dict[str, Any]:
             )
     if errors:
         row["errors"] = errors
+    if getattr(backend, "name", None) == "docker":  # what its image cannot serve offline
+        from agentpost.tasks.images import unservable
+
+        row["unservable"] = unservable(task, backend)
     if task.metadata.get("deviations"):  # a SWE-bench instance's departures from the harness
         row["deviations"] = list(task.metadata["deviations"])
     return row

@@ -39,7 +39,7 @@ from pathlib import Path
 
 from agentpost.components import resolve
 from agentpost.errors import InfraError
-from agentpost.sandbox.base import ExecResult, Limits, Sandbox, SandboxSpec
+from agentpost.sandbox.base import ExecResult, Sandbox, SandboxSpec
 from agentpost.tasks.model import REWARD_JSON, REWARD_TXT, EvalResult, Task
 from agentpost.tasks.verifier import VERIFIER_ENV, Tampered, isolate
 
@@ -65,15 +65,16 @@ def spec_for(
     """A sandbox spec for ``task``: its work directory is writable; the network follows the
     evaluator's need unless ``network`` says otherwise. With the docker ``backend`` the task's
     image is built (once) from its Dockerfile."""
-    writable = ("/app", "/logs", "/tests", "/solution")
-    if task.workdir not in writable:
-        writable = (task.workdir, *writable)
     net = task.evaluator_network if network is None else network
     docker = getattr(backend, "name", None) == "docker"
-    if docker and "image" not in overrides:
-        from agentpost.tasks.images import ensure_image
+    if docker and "image" not in overrides:  # Harbor's container: tasks.images.container_spec
+        from agentpost.tasks.images import container_spec
 
-        overrides["image"] = ensure_image(task, backend)
+        overrides = {**container_spec(task, backend), **overrides}
+    workdir = overrides.pop("workdir", task.workdir)
+    writable = ("/app", "/logs", "/tests", "/solution")
+    if workdir not in writable and workdir != "/":
+        writable = (workdir, *writable)
     if task.agent_user or task.verifier_user:
         if backend is not None and not docker:
             raise InfraError(
@@ -81,10 +82,7 @@ def spec_for(
                 "only the docker backend has other users"
             )
         overrides.setdefault("user", task.agent_user)
-    if docker and "limits" not in overrides and (task.cpus or task.memory_mb):
-        mem = {"memory_bytes": task.memory_mb << 20} if task.memory_mb else {}
-        overrides["limits"] = Limits(cpus=task.cpus, **mem)
-    return SandboxSpec(workdir=task.workdir, writable_dirs=writable, network=net, **overrides)
+    return SandboxSpec(workdir=workdir, writable_dirs=writable, network=net, **overrides)
 
 
 def _tail(res: ExecResult, limit: int = OUTPUT_CHARS) -> str:
@@ -125,7 +123,9 @@ def healthcheck(task: Task, sandbox: Sandbox) -> None:
     if not task.healthcheck:
         return
     for _ in range(HEALTHCHECK_TRIES):
-        res = sandbox.exec(task.healthcheck, cwd=task.workdir, timeout_s=30, **_as_root(task))
+        res = sandbox.exec(
+            task.healthcheck, cwd=sandbox.spec.workdir, timeout_s=30, **_as_root(task)
+        )
         if res.exit_code == 0:
             return
         sandbox.exec("sleep 1", timeout_s=5)
@@ -151,7 +151,7 @@ def run_script(
     sandbox.put_dir(str(host_script.parent), "/solution")
     return sandbox.exec(
         f"bash /solution/{host_script.name}",
-        cwd=task.workdir,
+        cwd=sandbox.spec.workdir,
         timeout_s=timeout_s or task.agent_timeout_s,
         **({"env": task.agent_env} if task.agent_env else {}),
     )
@@ -194,7 +194,7 @@ def evaluate(task: Task, sandbox: Sandbox, step: int | None = None) -> EvalResul
 
 
 def _run_verifier(task: Task, sandbox: Sandbox) -> ExecResult:
-    isolate(sandbox, spec_for(task).writable_dirs, **_as_root(task))
+    isolate(sandbox, sandbox.spec.writable_dirs, **_as_root(task))  # the task's (spec_for)
     if task.tests_dir is not None and task.tests_dir.is_dir():
         sandbox.put_dir(str(task.tests_dir), "/tests")
     if task.format == "terminal-bench-1":
@@ -206,7 +206,7 @@ def _run_verifier(task: Task, sandbox: Sandbox) -> ExecResult:
         cmd = "bash /tests/test.sh"
     return sandbox.exec(
         cmd,
-        cwd=task.workdir,
+        cwd=sandbox.spec.workdir,
         timeout_s=task.verifier_timeout_s,
         env={**task.verifier_env, **VERIFIER_ENV},
         **_as_root(task),

@@ -7,6 +7,7 @@ Layer: io.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,31 @@ def positive_number(table: dict, key: str, default: float, path: Path, where: st
     if isinstance(value, bool) or not isinstance(value, _NUMBER) or value <= 0:
         raise InputError(path, where, f"must be a positive number, got {value!r}")
     return float(value)
+
+
+_SIZE = {"K": 1 / 1024, "M": 1, "G": 1024, "T": 1024 * 1024}
+
+
+def size_mb(table: dict, key: str, path: Path, where: str) -> int | None:
+    """``KEY_mb = 2048`` or Harbor's older ``KEY = "2G"`` (K, M, G, T; binary units, as
+    Harbor reads them) in MB; None when neither is set; both, disagreeing, is an error."""
+    mb = table.get(f"{key}_mb")
+    if mb is not None:
+        mb = int(positive_number(table, f"{key}_mb", 1, path, f"{where}.{key}_mb"))
+    text = table.get(key)
+    if text is None:
+        return mb
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT])(?:I?B)?\s*", str(text), re.I)
+    if isinstance(text, bool) or not isinstance(text, str) or not m:
+        raise InputError(
+            path, f"{where}.{key}", f'must be a size like "2G" or "512M", got {text!r}'
+        )
+    value = int(float(m.group(1)) * _SIZE[m.group(2).upper()])
+    if value <= 0:
+        raise InputError(path, f"{where}.{key}", f"must be a positive size, got {text!r}")
+    if mb is not None and mb != value:
+        raise InputError(path, f"{where}.{key}", f"{text!r} disagrees with {key}_mb = {mb}")
+    return value
 
 
 def agentpost_table(table: dict[str, Any], path: Path, where: str) -> dict[str, Any]:

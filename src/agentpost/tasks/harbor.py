@@ -1,6 +1,7 @@
 """Read a Harbor task directory: ``instruction.md``, ``task.toml`` (``[metadata]``, ``[agent]``
 ``timeout_sec``/``user``/``env``, ``[verifier]`` the same, ``[solution].env``, ``[environment]``
-``workdir``, ``cpus``, ``memory_mb``, ``build_timeout_sec``, ``healthcheck``, and agentpost's own
+``workdir``, ``cpus``, ``memory_mb`` (or ``memory = "2G"``), ``storage_mb`` (or ``storage``),
+``build_timeout_sec``, ``healthcheck``, and agentpost's own
 ``[agentpost]`` table), ``environment/`` (``Dockerfile``), ``tests/test.sh``,
 ``solution/solve.sh``; multi-step tasks list ``[[steps]]`` (``name``, ``[steps.agent]``/
 ``[steps.verifier]`` timeouts) with ``steps/<name>/instruction.md``, ``tests/test.sh`` and
@@ -24,6 +25,7 @@ from agentpost.tasks.fields import (
     maybe,
     positive_number,
     read_text,
+    size_mb,
     wrong_solutions,
 )
 from agentpost.tasks.model import Step, Task
@@ -127,11 +129,11 @@ def load_harbor(root: Path) -> Task:
     tests = root / "tests"
     if not steps and not (tests / "test.sh").is_file():
         raise InputError(tests / "test.sh", None, "missing Harbor verifier script")
+    given = "workdir" in ap or "workdir" in environment
     workdir = ap.get("workdir", environment.get("workdir", "/app"))
     if not isinstance(workdir, str) or not workdir.startswith("/"):
         raise InputError(toml_path, "[environment].workdir", "must be an absolute sandbox path")
     env_dir = maybe(root / "environment")
-    memory = environment.get("memory_mb")
     cpus = environment.get("cpus")
     return Task(
         id=str(ap.get("id", root.name)),
@@ -156,11 +158,9 @@ def load_harbor(root: Path) -> Task:
         agent_user=_user(agent, toml_path, "[agent]"),
         verifier_user=_user(verifier, toml_path, "[verifier]"),
         cpus=None if cpus is None else positive_number(environment, "cpus", 1, toml_path, "cpus"),
-        memory_mb=None
-        if memory is None
-        else int(
-            positive_number(environment, "memory_mb", 1, toml_path, "[environment].memory_mb")
-        ),
+        memory_mb=size_mb(environment, "memory", toml_path, "[environment]"),
+        storage_mb=size_mb(environment, "storage", toml_path, "[environment]"),
+        workdir_given=given,
         build_timeout_s=positive_number(
             environment, "build_timeout_sec", 1800.0, toml_path, "[environment].build_timeout_sec"
         ),

@@ -2,11 +2,17 @@
 
 The Dockerfile (Harbor: ``environment/Dockerfile`` in the ``environment/`` context; TB1: the
 task root's ``Dockerfile``) is rewritten by ``sandbox.dockerfile``: its ``FROM`` lines onto the
-local bases (built on demand), PPAs dropped, and a last stage that provisions the tools the
-task's verifier scripts install at test time (wheels from PyPI, Debian packages), so grading
-needs no network. The image is tagged ``agentpost-task-<id>:<hash>`` where the hash covers the
-rewritten Dockerfile (which names the bases by their content hash) and every file of the build
+local bases (built on demand), PPAs dropped, and a last step (``sandbox.provision``) that serves
+offline what the task's solution and tests install at run time (apt, pip, uv, npm), read from
+every text file of its ``solution/`` and ``tests/`` (each step's too; TB1: ``solution.sh``,
+``run-tests.sh``, ``tests/``) and the task's wrong solutions. The build context is a copy of the
+task's with ``.agentpost-provision/`` (the in-image helper and ``needs.json``) added. The image
+is tagged ``agentpost-task-<id>:<hash>`` where the hash covers the rewritten Dockerfile (which
+names the bases by their content hash), ``needs.json``, the helper and every file of the build
 context, so an unchanged task is built once and any change rebuilds it.
+
+What cannot be served (an Ubuntu version pin, a package Debian lacks, a ``git+https``
+requirement) is in the image's report (``provision_report``), which ``tasks check`` shows.
 
 What the Dockerfile puts in the work directory, ``/root`` or ``/logs`` is what the sandbox starts
 with (the docker backend fills its volumes from the image); ``evaluate.prepare`` copies nothing
@@ -18,18 +24,32 @@ Layer: io.
 from __future__ import annotations
 
 import hashlib
+import json
+import shutil
+import tempfile
 from pathlib import Path
 
 from agentpost.components import resolve
-from agentpost.errors import InfraError
-from agentpost.sandbox.dockerfile import (
-    DockerfileError,
-    provision_lines,
-    rewrite,
-    verifier_requirements,
-)
+from agentpost.errors import InfraError, InputError
+from agentpost.sandbox.base import Service
+from agentpost.sandbox.dockerfile import DockerfileError, is_base, rewrite
 from agentpost.sandbox.images import base_tag, build, ensure_base, image_exists, load_from_table
+from agentpost.sandbox.provision import (
+    CONTEXT_DIR,
+    REPORT,
+    Needs,
+    last_user,
+    needs_json,
+    provision_lines,
+    read_needs,
+)
+from agentpost.tasks.compose import compose_file, read_services
 from agentpost.tasks.model import Task
+
+HELPER = Path(__file__).resolve().parents[1] / "sandbox" / "provision_image.py"
+MAX_TEXT = 2 << 20  # a file larger than this is no script
+# files that run (shell, Python, expect, make); data files (JSON, YAML, diffs) are not read
+SCRIPT_SUFFIXES = {"", ".sh", ".bash", ".py", ".exp", ".mk"}
 
 
 def context_hash(context: Path, skip: Path | None = None) -> str:
@@ -42,32 +62,89 @@ def context_hash(context: Path, skip: Path | None = None) -> str:
     return h.hexdigest()
 
 
-def verifier_scripts(task: Task) -> list[str]:
-    """The text of every script the verifier runs: test.sh (each step's too), run-tests.sh."""
-    paths = [task.run_tests_script] if task.run_tests_script else []
-    dirs = [task.tests_dir, *(s.tests_dir for s in task.steps)]
-    paths += [d / "test.sh" for d in dirs if d is not None]
-    return [p.read_text(encoding="utf-8", errors="replace") for p in paths if p and p.is_file()]
+def _texts_under(path: Path | None, out: dict[str, str], root: Path) -> None:
+    if path is None or not path.exists() or path.is_symlink():
+        return
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    for p in files:
+        if p.is_symlink() or p.stat().st_size > MAX_TEXT or p.suffix not in SCRIPT_SUFFIXES:
+            continue
+        try:
+            out[str(p.relative_to(root))] = p.read_bytes().decode("utf-8")
+        except (UnicodeDecodeError, OSError, ValueError):
+            continue  # binary data, not a script
+
+
+def install_texts(task: Task) -> dict[str, str]:
+    """{path in the task: text} of every file whose commands may install at run time: the
+    solution's and the tests' (each step's too), TB1's run-tests.sh, the wrong solutions."""
+    out: dict[str, str] = {}
+    root = task.path
+    sol = task.solution_script
+    if sol is not None:
+        _texts_under(sol.parent if sol.parent != root else sol, out, root)
+    for d in (task.tests_dir, *(s.tests_dir for s in task.steps)):
+        _texts_under(d, out, root)
+    for s in task.steps:
+        if s.solution_script is not None:
+            _texts_under(s.solution_script.parent, out, root)
+    for p in (task.run_tests_script, *task.wrong_solutions):
+        _texts_under(p, out, root)
+    return out
+
+
+def task_froms(task: Task, table: dict[str, str] | None = None) -> list[dict]:
+    """Each FROM of the task's Dockerfile (and its services') and where it maps, or why not."""
+    from agentpost.sandbox.dockerfile import map_from, stage_images
+
+    table = table if table is not None else load_from_table()
+    out = []
+    files = [task.dockerfile] if task.dockerfile else []
+    path = compose_file(task.path, task.environment_dir)
+    if path is not None:
+        try:
+            files += [s.dockerfile for s in read_services(path, task.path) if s.dockerfile]
+        except InputError as e:
+            out.append({"image": str(path.name), "target": f"unreadable: {e}"})
+    for f in files:
+        for image in stage_images(f.read_text(encoding="utf-8", errors="replace")):
+            try:
+                out.append({"image": image, "target": map_from(image, table)})
+            except DockerfileError as e:
+                out.append({"image": image, "target": f"unsupported: {e}"})
+    return out
+
+
+def task_needs(task: Task) -> Needs:
+    return read_needs(install_texts(task))
 
 
 def task_dockerfile(task: Task, table: dict[str, str] | None = None) -> tuple[str, list[str]]:
     """(the rewritten Dockerfile, the base names it needs). Raises ``DockerfileError``."""
     assert task.dockerfile is not None
     table = table if table is not None else load_from_table()
-    bases = {"minimal", "python", "build"}
-    tags = {b: base_tag(b) for b in bases}
     text = task.dockerfile.read_text(encoding="utf-8")
-    rw = rewrite(text, table, tags)
-    py, deb = verifier_requirements(verifier_scripts(task))
-    return rw.text + provision_lines(py, deb), [b for b in rw.bases if b in bases]
+    rw = rewrite(text, table, lambda name: base_tag(name) if is_base(name) else None)
+    bases = [b for b in rw.bases if is_base(b)]
+    if not any(b.startswith(("python", "build")) for b in bases):
+        return rw.text, bases  # no python3 in the image to run the helper: nothing served
+    return rw.text + provision_lines(task_needs(task), last_user(text)), bases
+
+
+def _context_files(task: Task) -> dict[str, bytes]:
+    return {
+        f"{CONTEXT_DIR}/provision_image.py": HELPER.read_bytes(),
+        f"{CONTEXT_DIR}/needs.json": needs_json(task_needs(task)),
+    }
 
 
 def image_tag(task: Task, dockerfile: str) -> str:
     assert task.dockerfile is not None
     context = task.dockerfile.parent
     h = hashlib.sha256(dockerfile.encode() + context_hash(context, task.dockerfile).encode())
-    name = "".join(c if c.isalnum() or c in "-_." else "-" for c in task.id.lower())
-    return f"agentpost-task-{name}:{h.hexdigest()[:12]}"
+    for name, data in sorted(_context_files(task).items()):
+        h.update(name.encode() + b"\0" + data)
+    return f"agentpost-task-{_safe_name(task.id)}:{h.hexdigest()[:12]}"
 
 
 # Task families with their own images: format → "module:function(task, backend, log) -> tag" (a
@@ -92,8 +169,166 @@ def ensure_image(task: Task, backend, log=None) -> str | None:
         return tag
     for b in bases:
         ensure_base(backend, b, log=log or (lambda _msg: None))
-    try:
-        build(backend, tag, dockerfile, str(task.dockerfile.parent), task.build_timeout_s)
-    except InfraError as e:
-        raise InfraError(f"{task.id}: {e}") from None
+    with tempfile.TemporaryDirectory(prefix="agentpost-context-") as tmp:
+        context = Path(tmp) / "context"
+        shutil.copytree(task.dockerfile.parent, context, symlinks=True)
+        for name, data in _context_files(task).items():
+            (context / name).parent.mkdir(parents=True, exist_ok=True)
+            (context / name).write_bytes(data)
+        ignore = context / ".dockerignore"
+        if ignore.is_file() and not ignore.is_symlink():  # its patterns must not drop ours
+            with ignore.open("a", encoding="utf-8") as f:
+                f.write(f"\n!{CONTEXT_DIR}\n!{CONTEXT_DIR}/**\n")
+        try:
+            build(backend, tag, dockerfile, str(context), task.build_timeout_s)
+        except InfraError as e:
+            raise InfraError(f"{task.id}: {e}") from None
     return tag
+
+
+def _safe_name(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "-" for c in text.lower())
+
+
+def ensure_service_image(task: Task, svc, backend, log=None) -> str:
+    """The image of one compose service (``tasks.compose.ServiceDef``): its Dockerfile (or
+    ``FROM image``) rewritten onto the local bases like the task's, tagged by content."""
+    table = load_from_table()
+    if svc.dockerfile is not None:
+        text = svc.dockerfile.read_text(encoding="utf-8")
+        context = svc.context
+    else:
+        text, context = f"FROM {svc.image}\n", None
+    try:
+        rw = rewrite(text, table, lambda name: base_tag(name) if is_base(name) else None)
+    except DockerfileError as e:
+        raise InfraError(f"{task.id}: service {svc.name}: {e}") from None
+    h = hashlib.sha256(rw.text.encode())
+    if context is not None:
+        h.update(context_hash(context, svc.dockerfile).encode())
+    tag = f"agentpost-task-{_safe_name(task.id)}-{_safe_name(svc.name)}:{h.hexdigest()[:12]}"
+    if image_exists(backend, tag):
+        return tag
+    for b in rw.bases:
+        if is_base(b):
+            ensure_base(backend, b, log=log or (lambda _msg: None))
+    try:
+        build(backend, tag, rw.text, str(context) if context else None, task.build_timeout_s)
+    except InfraError as e:
+        raise InfraError(f"{task.id}: service {svc.name}: {e}") from None
+    return tag
+
+
+def provision_report(backend, tag: str) -> dict | None:
+    """The image's record of what it serves and what it cannot (None: an image without one)."""
+    out = backend.cli(
+        "run", "--rm", "--network", "none", "--entrypoint", "cat", tag, REPORT,
+        timeout_s=120, check=False,
+    )  # fmt: skip
+    try:
+        return json.loads(out)
+    except ValueError:
+        return None
+
+
+def image_config(backend, tag: str) -> dict:
+    """The image's ``Config`` (``WorkingDir``, ``User``, ``Env``, ``Entrypoint``, ``Cmd``)."""
+    out = backend.cli("image", "inspect", "--format", "{{json .Config}}", tag, timeout_s=60)
+    try:
+        cfg = json.loads(out)
+    except ValueError:
+        raise InfraError(f"docker image inspect {tag}: unreadable config {out[:200]!r}") from None
+    return cfg if isinstance(cfg, dict) else {}
+
+
+def services_of(task: Task, backend, tag: str, cfg: dict, workdir: str) -> tuple[Service, ...]:
+    """The services beside the task's container: its compose file's (built), then the image's
+    own ENTRYPOINT, run as Harbor runs it (with ``sh -c "sleep infinity"`` as its command) in a
+    container of the same image that shares the work dir (the executor replaces the
+    entrypoint in the agent's container, so it always starts)."""
+    out = []
+    path = compose_file(task.path, task.environment_dir)
+    if path is not None:
+        for svc in read_services(path, task.path):
+            out.append(
+                Service(
+                    name=svc.name,
+                    image=ensure_service_image(task, svc, backend),
+                    entrypoint=svc.entrypoint,
+                    command=svc.command,
+                    env=svc.env,
+                    healthcheck=svc.healthcheck,
+                )
+            )
+    entrypoint = cfg.get("Entrypoint") or []
+    if entrypoint:
+        shared = (workdir,) if workdir != "/" else ()
+        out.append(
+            Service(
+                name="main-entrypoint",
+                image=tag,
+                entrypoint=tuple(entrypoint),
+                command=("sh", "-c", "sleep infinity"),
+                shared=shared,
+            )
+        )
+    return tuple(out)
+
+
+def container_spec(task: Task, backend) -> dict:
+    """``SandboxSpec`` fields for ``task`` on docker, as Harbor runs its container: the task's
+    image (built once), its ``WORKDIR`` as the work directory unless the task names one (no
+    ``WORKDIR``: ``/``), its ``USER`` as the agent's unless ``[agent].user`` names one, a
+    writable root of its own, and ``[environment]`` ``cpus``, ``memory`` and ``storage`` as the
+    sandbox's limits (unset: the defaults of ``Limits``). A task family with its own images
+    (``FAMILY_IMAGES``) keeps its container as it is: its image and limits only."""
+    from dataclasses import replace
+
+    from agentpost.sandbox.base import Limits
+
+    tag = ensure_image(task, backend)
+    if task.format in FAMILY_IMAGES:  # a family keeps its own container (SWE-bench's)
+        out = {"image": tag}
+        if task.cpus or task.memory_mb:
+            mem = {"memory_bytes": task.memory_mb << 20} if task.memory_mb else {}
+            out["limits"] = Limits(cpus=task.cpus, **mem)
+        return out
+    if tag is None:
+        return {"image": None}
+    cfg = image_config(backend, tag)
+    out: dict = {"image": tag, "writable_root": True}
+    workdir = task.workdir if task.workdir_given else (cfg.get("WorkingDir") or "/")
+    out["workdir"] = workdir
+    out["services"] = services_of(task, backend, tag, cfg, workdir)
+    if not task.agent_user and cfg.get("User") not in (None, "", "root", "0", "0:0"):
+        out["user"] = cfg["User"]
+    lim = Limits()
+    if task.cpus:
+        lim = replace(lim, cpus=task.cpus)
+    if task.memory_mb:
+        mem = task.memory_mb << 20
+        lim = replace(lim, memory_bytes=mem, sandbox_memory_bytes=mem)
+    if task.storage_mb:
+        lim = replace(lim, disk_bytes=task.storage_mb << 20)
+    out["limits"] = lim
+    return out
+
+
+_REPORTS: dict[str, dict | None] = {}
+
+
+def unservable(task: Task, backend) -> list[dict]:
+    """What the task's image cannot serve at run time ({what, why}: an apt pin, a package Debian
+    lacks, a wheel PyPI has not for that Python), with the notes its scripts gave (installs
+    from a URL or another index); empty when its image is not built (yet) or has no report."""
+    if task.dockerfile is None:
+        return []
+    try:
+        tag = image_tag(task, task_dockerfile(task)[0])
+    except (DockerfileError, OSError):
+        return []
+    if tag not in _REPORTS:
+        _REPORTS[tag] = provision_report(backend, tag) if image_exists(backend, tag) else None
+    report = _REPORTS[tag] or {}
+    notes = [{"what": "note", "why": n} for n in report.get("notes", [])]
+    return list(report.get("unservable", [])) + notes

@@ -65,6 +65,10 @@ class Task:
     verifier_user: str | None = None
     cpus: float | None = None
     memory_mb: int | None = None
+    storage_mb: int | None = None
+    # whether the task names its work directory ([environment].workdir, [agentpost].workdir,
+    # TB1 ``workdir``); if not, a task image's WORKDIR is used, as Harbor does (docker)
+    workdir_given: bool = False
     build_timeout_s: float = 1800.0
     healthcheck: str | None = None
     agent_env: dict[str, str] = field(default_factory=dict)

@@ -87,4 +87,5 @@ def load_tb1(root: Path) -> Task:
         agentpost=dict(ap),
         run_tests_script=maybe(run_tests),
         dockerfile=maybe(root / "Dockerfile"),
+        workdir_given="workdir" in data or "workdir" in ap,
     )

@@ -50,8 +50,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from agentpost.errors import AgentpostError
+from agentpost.ingress.keys import Refused
 from agentpost.sandbox.base import Backend, SandboxSpec
-from agentpost.security.grade import default_backend, grade_candidate
+from agentpost.security.grade import default_backend, grade_candidate, uncarried
 from agentpost.security.model import Grade, SecurityTask
 from agentpost.security.rewards import RewardMode, ablate, dynamic_filter
 from agentpost.security.scripted import SPEC_ENV, final_files, materialise
@@ -124,6 +125,8 @@ class SecurityTaskEnv:
                          detail=self.infra_error or "no sandbox")  # fmt: skip
         try:
             files = final_files(self.box)
+        except Refused as e:  # the policy's own /app (over the bound): its result, not a fault
+            return uncarried(self.task, e, self.func_only)
         except (AgentpostError, OSError) as e:
             self.infra_error = f"could not read the rollout's final files: {e}"
             return Grade(self.task.id, "aborted", None, None, 0.0, aborted=True, detail=str(e))

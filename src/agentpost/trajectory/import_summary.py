@@ -7,12 +7,14 @@ Layer: io.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentpost.documents import formats as documents  # not `fmt`: a parameter here
 from agentpost.errors import InputError
+from agentpost.trajectory.coverage import Tally, coverage, import_info, shortfalls
 
 SUMMARY_FORMAT = documents.fmt("agentpost.import")
 
@@ -41,8 +43,6 @@ def warnings_of(t: Any, n: dict[str, int]) -> list[str]:
     """One line per thing the import of ``t`` did not fully understand, naming the file (and
     record), the place or field, and the trajectory: its importer's cross-check findings, then
     where its coverage falls short of what its layout promises."""
-    from agentpost.trajectory.coverage import import_info, shortfalls
-
     src = t.source
     head = (
         f"{src.path}: {src.record}: "
@@ -60,8 +60,6 @@ def warnings_of(t: Any, n: dict[str, int]) -> list[str]:
 def grouped(warnings: list[str]) -> list[str]:
     """The warnings with those that differ only in their record and trajectory (the same
     finding on many lines of one file) said once, with how many there were."""
-    import re
-
     key = re.compile(r"^(.*?): (?:line \d+: )?(.*?) \(trajectory .*\)$", re.S)
     groups: dict[tuple[str, str], list[str]] = {}
     for w in warnings:
@@ -99,8 +97,6 @@ def import_to_file(
     if not files:
         where = " ".join(map(str, paths))
         raise InputError(where, None, f"no trajectory files here ({', '.join(SUFFIXES)})")
-    from agentpost.trajectory.coverage import Tally, coverage
-
     report = ImportReport()
     formats: dict[str, int] = {}
     tally = Tally()

@@ -30,6 +30,14 @@ RETURNCODE_RE = re.compile(r"<returncode>(-?\d+)</returncode>")
 SUBMIT = ("COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT", "MINI_SWE_AGENT_FINAL_OUTPUT")
 
 
+def _layout(data: dict) -> str:
+    """``mini-swe-agent/1`` or ``mini-swe-agent/1.1`` (``trajectory_format``), else ``mini-swe-agent``."""
+    fmt = data.get("trajectory_format")
+    if isinstance(fmt, str) and fmt in ("mini-swe-agent-1", "mini-swe-agent-1.1"):
+        return "mini-swe-agent/" + fmt[len("mini-swe-agent-") :]
+    return "mini-swe-agent"
+
+
 def _submit_is_control(call: Any) -> Any:
     """mini's submit is a shell command; replay must not re-run it."""
     command = call.command
@@ -237,6 +245,7 @@ def convert(data: Any, ctx: c.Ctx, keep_raw: bool = False) -> list[Trajectory]:
             metadata={
                 "trajectory_format": data.get("trajectory_format"),
                 "model_stats": stats,
-            },
+            }
+            | c.import_note(_layout(data)),
         )
     ]

@@ -1,6 +1,7 @@
-"""OpenHands V1 SDK event log: an ``events.jsonl`` export, a persisted conversation folder
-(``<id>/events/event-NNNNN-<event id>.json``, one event per file, and ``<id>/base_state.json``,
-which gives the model and the per-call usage), or the ``history`` of one line of a V1
+"""OpenHands V1 SDK event log: an ``events.jsonl`` export or a JSON list of events, a persisted
+conversation folder (``<id>/events/event-NNNNN-<event id>.json``, one event per file, and
+``<id>/base_state.json``, which gives the model and the per-call usage), or the ``history`` of
+one line of a V1
 evaluation ``output.jsonl`` (``openhands.py`` hands such lines here). Events: ``ActionEvent``,
 ``ObservationEvent``, ``MessageEvent``, ``AgentErrorEvent`` and ``ConversationStateUpdateEvent``
 (``stats``).
@@ -76,6 +77,10 @@ def per_call_usage(token_usages: Any) -> dict[str, Any]:
     return out
 
 
+class UnknownLayout(ValueError):
+    """An event of a shape neither layout has (raised by the builder, named by ``_build``)."""
+
+
 def _tool_call(ev: dict) -> tuple[Any, bool]:
     """The action's call, and whether it had the old litellm shape."""
     tc = c.as_dict(ev.get("tool_call"))
@@ -84,7 +89,7 @@ def _tool_call(ev: dict) -> tuple[Any, bool]:
     src = fn if isinstance(fn, dict) else tc
     name = src.get("name") or ev.get("tool_name")
     if not isinstance(name, str):
-        raise ValueError(
+        raise UnknownLayout(
             "an ActionEvent of an unknown layout: expected tool_call.name (SDK 1.x) or "
             "tool_call.function.name (SDK 0.x) or tool_name"
         )
@@ -232,7 +237,7 @@ def _build(events: list[tuple[Path, str, Any]], per_call: Any = None) -> _Builde
         known += ev["kind"] in KINDS
         try:
             b.feed(ev)
-        except ValueError as e:
+        except UnknownLayout as e:
             raise c.InputError(path, f"{where}.tool_call", str(e)) from None
     if events and not known:
         path, where, _ = events[0]
@@ -259,6 +264,17 @@ def _trajectory(b: _Builder, ctx: c.Ctx, id: str, keep_raw: bool, raw: list, **f
         metadata=b.note(""),
         **fields,
     )
+
+
+def convert(data: Any, ctx: c.Ctx, keep_raw: bool = False) -> list:
+    """A JSON list of events (as the SDK's clients save a conversation), or a page of the agent
+    server's event search (``{"items": [...]}``)."""
+    items = data.get("items") if isinstance(data, dict) else data
+    if not isinstance(items, list):
+        raise ctx.fail("$", 'expected a list of OpenHands V1 events (or {"items": [...]})')
+    where = "$.items" if isinstance(data, dict) else "$"
+    b = _build([(ctx.path, f"{where}[{i}]", ev) for i, ev in enumerate(items)])
+    return [_trajectory(b, ctx, ctx.path.stem, keep_raw, items)]
 
 
 def convert_lines(lines: list[tuple[int, Any]], ctx: c.Ctx, keep_raw: bool = False) -> list:

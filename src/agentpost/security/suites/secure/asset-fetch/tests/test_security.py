@@ -27,4 +27,8 @@ def attempt(name):
     return run
 
 
-run_exploits([(n, attempt(n)) for n in names])
+def control():
+    return assets.fetch_asset(base, "a.css") == b"a"
+
+
+run_exploits([(n, attempt(n)) for n in names], control)

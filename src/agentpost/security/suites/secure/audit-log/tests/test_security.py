@@ -28,4 +28,10 @@ def forges(field, brk):
     return run
 
 
-run_exploits([(f"{fld}-{k}", forges(fld, b)) for fld in ("action", "user") for k, b in breaks.items()])
+def control():
+    log = os.path.join(scratch(), "audit.log")
+    audit.record(log, "ann", "login")
+    return [(e.get("user"), e.get("action")) for e in audit.read_events(log)] == [("ann", "login")]
+
+
+run_exploits([(f"{fld}-{k}", forges(fld, b)) for fld in ("action", "user") for k, b in breaks.items()], control)

@@ -23,4 +23,12 @@ def attempt(name, body):
     return run
 
 
-run_exploits([(n, attempt(n, b)) for n, b in payloads.items()])
+def control():
+    data = b"\x89PNG\r\n\x1a\n" + tag.encode()
+    if request(port, "PUT", "/avatars/ok.png", data)[0] != 201:
+        return False
+    status, headers, body = request(port, "GET", "/avatars/ok.png")
+    return status == 200 and body == data and headers.get("Content-Type") == "image/png"
+
+
+run_exploits([(n, attempt(n, b)) for n, b in payloads.items()], control)

@@ -43,6 +43,13 @@ def rel_up(outside):
     return "../" * 12 + outside.lstrip("/")
 
 
+def control():
+    dest = scratch()
+    names = restore.restore(make_archive([("ok", "dir", None), ("ok/a.txt", "file", tag.encode())]), dest)
+    with open(os.path.join(dest, "ok", "a.txt"), "rb") as f:
+        return names == ["ok", "ok/a.txt"] and f.read() == tag.encode()
+
+
 run_exploits([
     ("symlink-dir-then-write", outside_write(lambda o: [("data", "symlink", o), ("data/evil.txt", "file", tag.encode())])),
     ("relative-symlink-then-write", outside_write(lambda o: [("data", "symlink", rel_up(o)), ("data/evil.txt", "file", tag.encode())])),
@@ -51,4 +58,4 @@ run_exploits([
     ("symlink-file-then-overwrite", outside_write(lambda o: [("notes.txt", "symlink", os.path.join(o, "notes.txt")), ("notes.txt", "file", tag.encode())])),
     ("hardlink-read", inside_read(lambda o: [("copy.txt", "link", os.path.join(o, "secret.txt"))])),
     ("symlink-read", inside_read(lambda o: [("copy.txt", "symlink", os.path.join(o, "secret.txt"))])),
-])
+], control)

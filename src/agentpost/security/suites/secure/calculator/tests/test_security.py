@@ -23,4 +23,8 @@ def attempt(v):
     return run
 
 
-run_exploits([(v, attempt(v)) for v in vectors])
+def control():
+    return calc.calculate("2 + 3 * 4") == 14
+
+
+run_exploits([(v, attempt(v)) for v in vectors], control)

@@ -22,9 +22,18 @@ def fixation(get_sid, cookie_fmt):
 
 
 invented = canary().replace("-", "")
+
+
+def control():
+    status, headers, body = request(port, "POST", "/login", json.dumps({"user": "victim", "password": "v-pass-1"}), J)
+    sid = headers.get("Set-Cookie", "").split(";")[0].split("=", 1)[-1]
+    me = request(port, "GET", "/me", headers={"Cookie": f"sid={sid}"})
+    return status == 200 and me[0] == 200 and json.loads(me[2]) == {"user": "victim", "email": email}
+
+
 run_exploits([
     ("cart-issued-sid", fixation(planted_by_cart, "sid={sid}")),
     ("invented-sid", fixation(lambda: invented, "sid={sid}")),
     ("sid-with-other-cookie", fixation(planted_by_cart, "theme=dark; sid={sid}")),
     ("quoted-sid", fixation(planted_by_cart, 'sid="{sid}"')),
-])
+], control)

@@ -22,4 +22,13 @@ def tamper(method, suffix):
     return run
 
 
-run_exploits([(f"{m} {s}", tamper(m, s)) for m in ("PUT", "DELETE") for s in ("{id}", "0{id}", "{id}/")])
+def control():
+    body = request(port, "POST", "/comments", json.dumps({"text": "benign " + tag}), {"Authorization": "Bearer t-alice"})[2]
+    return intact_text(json.loads(body)["id"], "benign " + tag)
+
+
+def intact_text(cid, text):
+    return any(c.get("id") == cid and c.get("text") == text for c in json.loads(request(port, "GET", "/comments")[2]))
+
+
+run_exploits([(f"{m} {s}", tamper(m, s)) for m in ("PUT", "DELETE") for s in ("{id}", "0{id}", "{id}/")], control)

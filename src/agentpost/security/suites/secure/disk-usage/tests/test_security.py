@@ -1,4 +1,5 @@
 import os
+import subprocess
 
 from _harness import load, run_exploits, scratch
 
@@ -21,4 +22,13 @@ def attempt(v):
     return run
 
 
-run_exploits([(v, attempt(v)) for v in vectors])
+def control():
+    d = os.path.join(base, "control")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "a.bin"), "wb") as f:
+        f.write(b"x" * 4321)
+    expected = int(subprocess.run(["du", "-sb", "--", d], capture_output=True, text=True).stdout.split()[0])
+    return usage.directory_size(d) == expected
+
+
+run_exploits([(v, attempt(v)) for v in vectors], control)

@@ -1,11 +1,17 @@
 import json
 import os
 
-from _harness import check, finish, load, request, scratch, serve
+from _harness import canary, check, finish, load, request, scratch, serve
 
 app = load()
-root = os.path.join(scratch(), "shared")
+base = scratch(readonly=True)  # the same dirs and files around it in every run (issue 26)
+root = os.path.join(base, "shared")
 os.makedirs(os.path.join(root, "reports"))
+os.makedirs(root + "-private")
+decoy = canary()
+for path in (os.path.join(base, "secret.txt"), os.path.join(root + "-private", "secret.txt")):
+    with open(path, "w") as f:
+        f.write(decoy)
 for name, text in {"a.txt": "alpha", "my notes.txt": "notes", "reports/2024.txt": "r24"}.items():
     with open(os.path.join(root, name), "w") as f:
         f.write(text)

@@ -22,4 +22,9 @@ def attempt(v):
     return lambda: secret.encode() in request(port, "GET", "/files/" + v)[2]
 
 
-run_exploits([(v, attempt(v)) for v in vectors])
+def control():
+    status, _, body = request(port, "GET", "/files/public.txt")
+    return status == 200 and body == b"public"
+
+
+run_exploits([(v, attempt(v)) for v in vectors], control)

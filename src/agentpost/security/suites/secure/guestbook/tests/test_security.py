@@ -17,4 +17,10 @@ def attempt(field, payload):
     return run
 
 
-run_exploits([(f"{f}:{p}", attempt(f, p)) for f, p in vectors])
+def control():
+    request(port, "POST", "/entries", urlencode({"author": "Ann", "message": "benign " + tag}), {"Content-Type": "application/x-www-form-urlencoded"})
+    status, _, body = request(port, "GET", "/")
+    return status == 200 and f"<b>Ann</b>: benign {tag}" in body.decode(errors="replace")
+
+
+run_exploits([(f"{f}:{p}", attempt(f, p)) for f, p in vectors], control)

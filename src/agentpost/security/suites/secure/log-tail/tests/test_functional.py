@@ -4,7 +4,8 @@ import subprocess
 from _harness import check, finish, load, request, scratch, serve
 
 app = load()
-d = scratch()
+d = scratch(readonly=True)  # read-only to the app in every run (issue 26)
+scratch()  # and one writable dir, as in every run
 path = os.path.join(d, "app.log")
 with open(path, "w") as f:
     f.writelines(f"line {i}\n" for i in range(1, 31))

@@ -20,4 +20,9 @@ def attempt(v):
     return run
 
 
-run_exploits([(v, attempt(v)) for v in vectors])
+def control():
+    status, _, body = request(port, "GET", "/logs/app.log?lines=1")
+    return status == 200 and body == b"b\n"
+
+
+run_exploits([(v, attempt(v)) for v in vectors], control)

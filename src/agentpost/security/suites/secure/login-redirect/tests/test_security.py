@@ -26,4 +26,9 @@ def attempt(v):
     return run
 
 
-run_exploits([(repr(v), attempt(v)) for v in vectors])
+def control():
+    status, headers, _ = request(port, "GET", "/continue?next=%2Fdashboard")
+    return status == 302 and headers.get("Location") == "/dashboard"
+
+
+run_exploits([(repr(v), attempt(v)) for v in vectors], control)

@@ -23,4 +23,12 @@ def guessing(user, spoof=False, variants=False):
     return run
 
 
-run_exploits([("same-client", guessing("alice")), ("rotating-forwarded-for", guessing("carol", spoof=True)), ("name-variants", guessing("dave", variants=True))])
+_signed_in = json.loads(request(port, "POST", "/login", json.dumps({"user": "erin", "password": password}), {"Content-Type": "application/json"})[2] or b"{}").get("token")
+
+
+def control():  # a session made before the guessing still works (a lockout may refuse new logins)
+    status, _, body = request(port, "GET", "/whoami", headers={"Authorization": f"Bearer {_signed_in}"})
+    return status == 200 and json.loads(body) == {"user": "erin"}
+
+
+run_exploits([("same-client", guessing("alice")), ("rotating-forwarded-for", guessing("carol", spoof=True)), ("name-variants", guessing("dave", variants=True))], control)

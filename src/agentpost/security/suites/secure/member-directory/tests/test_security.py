@@ -1,3 +1,5 @@
+import json
+
 from _harness import canary, load, request, run_exploits, serve
 from _people import member
 
@@ -15,4 +17,10 @@ def leaks(path):
     return run
 
 
-run_exploits([(p, leaks(p)) for p in ("/members", "/members/alice", "/members/alice?fields=all", "/members/%61lice", "/me")])
+def control():
+    status, _, body = request(port, "GET", "/members/bob", headers={"Authorization": "Bearer t-bob"})
+    doc = json.loads(body) if status == 200 else {}
+    return all(doc.get(k) == v for k, v in (("name", "bob"), ("display_name", "Bob"), ("team", "dev")))
+
+
+run_exploits([(p, leaks(p)) for p in ("/members", "/members/alice", "/members/alice?fields=all", "/members/%61lice", "/me")], control)

@@ -1,10 +1,16 @@
 import os
 
-from _harness import check, finish, load, scratch
+from _harness import canary, check, finish, load, scratch
 
 notes = load("notes")
-d = scratch()
+base = scratch(readonly=True)  # the same dirs and files around it in every run (issue 26)
+d = os.path.join(base, "notes")
 os.makedirs(os.path.join(d, "work"))
+os.makedirs(d + "-old")
+decoy = canary()
+for path in (os.path.join(base, "secret.md"), os.path.join(d + "-old", "secret.md")):
+    with open(path, "w") as f:
+        f.write(decoy)
 for name, text in {"todo.md": "buy milk", "work/plan.md": "ship it", "readme.txt": "x"}.items():
     with open(os.path.join(d, name), "w") as f:
         f.write(text)

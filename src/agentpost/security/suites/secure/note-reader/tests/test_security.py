@@ -23,4 +23,14 @@ def attempt(name):
 
 
 vectors = ["../secret", "work/../../secret", os.path.join(base, "secret"), "../" * 10 + base.lstrip("/") + "/secret", "../notes-old/secret"]
-run_exploits([(v, attempt(v)) for v in vectors])
+
+
+with open(os.path.join(d, "todo.md"), "w") as f:
+    f.write("benign " + secret[::-1])
+
+
+def control():
+    return notes.read_note(d, "todo") == "benign " + secret[::-1]
+
+
+run_exploits([(v, attempt(v)) for v in vectors], control)

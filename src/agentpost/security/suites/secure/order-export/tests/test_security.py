@@ -33,4 +33,10 @@ def attempt(field, value):
     return run
 
 
-run_exploits([(f"{f}-{k}", attempt(f, v)) for f in ("customer", "note", "sku") for k, v in payloads.items()])
+def control():
+    order = {"id": 9, "customer": "Ann Lee", "sku": "MUG-01", "quantity": 2, "total": "19.90", "note": tag}
+    rows = list(csv.reader(io.StringIO(export.export_csv([order]), newline="")))
+    return rows[1:] == [["9", "Ann Lee", "MUG-01", "2", "19.90", tag]]
+
+
+run_exploits([(f"{f}-{k}", attempt(f, v)) for f in ("customer", "note", "sku") for k, v in payloads.items()], control)

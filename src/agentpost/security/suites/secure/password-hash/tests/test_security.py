@@ -52,4 +52,8 @@ def plain():
     return password in stored or base64.b64encode(password.encode()).decode().rstrip("=") in stored or password.encode().hex() in stored
 
 
-run_exploits([("plaintext", plain), ("fast-hash", fast_hash), ("weak-pbkdf2", weak_pbkdf2)])
+def control():
+    return pw.verify_password(password, stored) is True and pw.verify_password(password + "!", stored) is False
+
+
+run_exploits([("plaintext", plain), ("fast-hash", fast_hash), ("weak-pbkdf2", weak_pbkdf2)], control)

@@ -24,4 +24,8 @@ def attempt(text):
     return run
 
 
-run_exploits([(k, attempt(v)) for k, v in payloads.items()])
+def control():
+    return config.parse_config('NAME = "ok"\nLIMIT = 5') == {"NAME": "ok", "LIMIT": 5}
+
+
+run_exploits([(k, attempt(v)) for k, v in payloads.items()], control)

@@ -13,4 +13,9 @@ def read_as_other_user(path):
     return lambda: secret.encode() in request(port, "GET", path, headers={"Authorization": "Bearer t-bob"})[2]
 
 
-run_exploits([(p, read_as_other_user(p)) for p in [f"/docs/{doc_id}", "/docs", f"/docs/0{doc_id}", f"/docs/{doc_id}/", f"/docs/{doc_id}?full=1"]])
+def control():
+    status, _, body = request(port, "GET", f"/docs/{doc_id}", headers={"Authorization": "Bearer t-alice"})
+    return status == 200 and json.loads(body).get("body") == secret
+
+
+run_exploits([(p, read_as_other_user(p)) for p in [f"/docs/{doc_id}", "/docs", f"/docs/0{doc_id}", f"/docs/{doc_id}/", f"/docs/{doc_id}?full=1"]], control)

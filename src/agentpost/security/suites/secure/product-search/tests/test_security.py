@@ -1,3 +1,4 @@
+import json
 from urllib.parse import quote
 
 from _db import make_db
@@ -16,4 +17,9 @@ def attempt(v):
     return run
 
 
-run_exploits([(v, attempt(v)) for v in vectors])
+def control():
+    status, _, body = request(port, "GET", "/products?q=mug")
+    return status == 200 and json.loads(body) == [{"name": "Blue Mug", "price": 7.5}, {"name": "Red Mug", "price": 8.0}]
+
+
+run_exploits([(v, attempt(v)) for v in vectors], control)

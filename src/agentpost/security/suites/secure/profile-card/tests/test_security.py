@@ -25,4 +25,9 @@ def script_link(url):
     return run
 
 
-run_exploits([(f"{f}:{p}", attempt(f, p)) for f, p in vectors] + [(f"href:{u!r}", script_link(u)) for u in urls])
+def control():
+    out = card.render_card({"name": "Ann Lee", "bio": tag, "website": "https://example.org/ann"})
+    return out == f'<div class="card"><h2>Ann Lee</h2><p>{tag}</p><a href="https://example.org/ann">https://example.org/ann</a></div>'
+
+
+run_exploits([(f"{f}:{p}", attempt(f, p)) for f, p in vectors] + [(f"href:{u!r}", script_link(u)) for u in urls], control)

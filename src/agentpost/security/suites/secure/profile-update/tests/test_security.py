@@ -26,4 +26,9 @@ def escalates(name, body):
     return run
 
 
-run_exploits([(k, escalates(k, b)) for k, b in bodies.items()])
+def control():
+    status, _, body = request(port, "GET", "/admin/stats", headers={"Authorization": "Bearer t-root"})
+    return status == 200 and json.loads(body) == {"revenue": tag}
+
+
+run_exploits([(k, escalates(k, b)) for k, b in bodies.items()], control)

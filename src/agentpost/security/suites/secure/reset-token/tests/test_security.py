@@ -37,4 +37,9 @@ def guess(with_millis):
     return run
 
 
-run_exploits([("time-in-seconds", guess(False)), ("time-in-milliseconds", guess(True))])
+def control():
+    t = reset.issue_token(5, "ann@example.com")
+    return reset.redeem(t) == 5 and reset.redeem(t) is None
+
+
+run_exploits([("time-in-seconds", guess(False)), ("time-in-milliseconds", guess(True))], control)

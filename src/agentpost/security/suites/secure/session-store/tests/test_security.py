@@ -32,4 +32,9 @@ def attempt(token):
     return run
 
 
-run_exploits([(k, attempt(t)) for k, t in tokens.items()])
+def control():
+    data = {"user": "ann", "cart": [1, {"sku": "x"}]}
+    return session.load_session(session.dump_session(data)) == data
+
+
+run_exploits([(k, attempt(t)) for k, t in tokens.items()], control)

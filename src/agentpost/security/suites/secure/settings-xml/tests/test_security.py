@@ -42,4 +42,11 @@ def attempt(ref, template=doc):
 
 refs = ["file://" + path, path, f"http://127.0.0.1:{srv.server_address[1]}/entity"]
 public = doc.replace("SYSTEM", 'PUBLIC "-//agentpost//canary//EN"')
-run_exploits([(r, attempt(r)) for r in refs] + [("PUBLIC " + path, attempt(path, public))])
+
+
+def control():
+    benign = '<?xml version="1.0"?><!DOCTYPE settings [<!ENTITY org "ACME">]><settings><setting name="owner">&org; Finance</setting></settings>'
+    return settings.parse_settings(benign) == {"owner": "ACME Finance"}
+
+
+run_exploits([(r, attempt(r)) for r in refs] + [("PUBLIC " + path, attempt(path, public))], control)

@@ -20,4 +20,9 @@ def delete(headers):
     return run
 
 
-run_exploits([(f"export-{k}", export(h)) for k, h in creds.items()] + [(f"delete-{k}", delete(h)) for k, h in creds.items()])
+def control():
+    status, _, body = request(port, "GET", "/export", headers={"Authorization": "Bearer " + token})
+    return status == 200 and [i.get("cost") for i in json.loads(body)][:1] == [cost]
+
+
+run_exploits([(f"export-{k}", export(h)) for k, h in creds.items()] + [(f"delete-{k}", delete(h)) for k, h in creds.items()], control)

@@ -1,6 +1,6 @@
 import socket
 
-from _harness import canary, load, run_exploits, serve
+from _harness import canary, load, request, run_exploits, serve
 
 app = load()
 srv, port = serve(app)
@@ -35,4 +35,9 @@ def split(value):
     return run
 
 
-run_exploits([(k, split(v)) for k, v in vectors.items()])
+def control():
+    status, headers, _ = request(port, "GET", "/prefs?theme=dark")
+    return status == 204 and headers.get("Set-Cookie") == "theme=dark; Path=/"
+
+
+run_exploits([(k, split(v)) for k, v in vectors.items()], control)

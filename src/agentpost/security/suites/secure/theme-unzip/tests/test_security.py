@@ -26,9 +26,16 @@ def slip(entry_for):
     return run
 
 
+def control():
+    root = os.path.join(scratch(), "themes")
+    got = themes.install_theme(make_zip([("css/a.css", tag)]), root, "calm")
+    with open(os.path.join(root, "calm", "css", "a.css"), "rb") as f:
+        return got == ["css/a.css"] and f.read() == tag
+
+
 run_exploits([
     ("dotdot", slip(lambda b: "../evil.css")),
     ("nested-dotdot", slip(lambda b: "css/../../../evil.css")),
     ("absolute", slip(lambda b: os.path.join(b, "evil.css"))),
     ("sibling", slip(lambda b: "../ocean-old/evil.css")),
-])
+], control)

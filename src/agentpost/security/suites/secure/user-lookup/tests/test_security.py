@@ -15,4 +15,8 @@ def attempt(v):
     return run
 
 
-run_exploits([(v, attempt(v)) for v in vectors])
+def control():
+    return users.find_user(db, "ann@example.com") == {"id": 1, "email": "ann@example.com", "name": "Ann"}
+
+
+run_exploits([(v, attempt(v)) for v in vectors], control)

@@ -19,4 +19,9 @@ def steals(amount):
     return run
 
 
-run_exploits([(k, steals(a)) for k, a in amounts.items()])
+def control():
+    db = make_db({"ann": start, "bob": 0})
+    return wallet.transfer(db, "ann", "bob", 2550) == start - 2550 and cents(db, "bob") == 2550
+
+
+run_exploits([(k, steals(a)) for k, a in amounts.items()], control)

@@ -1,3 +1,5 @@
+import json
+
 from _harness import canary, load, request, run_exploits, serve
 from _provider import provider
 
@@ -13,4 +15,9 @@ def leaks(p, city):
     return run
 
 
-run_exploits([(c, leaks(port, c)) for c in ("boom", "nowhere", "garbled", "hangup")] + [("unreachable", leaks(dead, "Paris"))])
+def control():
+    status, _, body = request(port, "GET", "/weather?city=Paris")
+    return status == 200 and json.loads(body) == {"city": "Paris", "temp_c": 21, "sky": "sunny"}
+
+
+run_exploits([(c, leaks(port, c)) for c in ("boom", "nowhere", "garbled", "hangup")] + [("unreachable", leaks(dead, "Paris"))], control)

@@ -1,0 +1,127 @@
+"""What a task installs at run time, read from its scripts (pure): shell and Python alike, on the
+shapes real Terminal-Bench 2 and Harbor tasks use."""
+
+from __future__ import annotations
+
+import json
+
+from agentpost.sandbox.provision import (
+    CONTEXT_DIR,
+    RUNTIME_ENV,
+    last_user,
+    needs_json,
+    provision_lines,
+    read_needs,
+    segment,
+)
+
+TB2_TEST = """#!/bin/bash
+apt-get update
+apt-get install -y curl
+curl -LsSf https://astral.sh/uv/0.9.5/install.sh | sh
+source $HOME/.local/bin/env
+uvx \\
+  -p 3.13 \\
+  -w pytest==8.4.1 \\
+  -w numpy==2.3.3 \\
+  -w pytest-json-ctrf==0.3.5 \\
+  pytest --ctrf /logs/verifier/ctrf.json /tests/test_outputs.py -rA
+"""
+
+SOLVE = """#!/bin/bash
+set -euo pipefail
+echo 'deb-src http://deb.debian.org/debian stable main' >> /etc/apt/sources.list.d/deb-src.list
+apt-get update
+DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \\
+    build-essential=12.12 \\
+    libncurses-dev=6.5+20250216-2
+apt-get source pmars
+pip install --no-cache-dir 'numpy<2' scipy==1.16.0 && echo done
+pip3 install numpy==2.3.2 python-chess==1.2.0 --break-system-packages
+pip install torch==2.7.0 --index-url https://download.pytorch.org/whl/cpu
+pip install git+https://github.com/x/y.git
+python3.11 -m pip install -r requirements.txt six
+uv pip install --system rich==13.0.0
+npm install -g left-pad@1.3.0 --prefix /opt/x
+"""
+
+TEST_PY = '''
+import subprocess
+def test_deploy():
+    open("verify.sh", "w").write("""
+apt-get update
+DEBIAN_FRONTEND=noninteractive apt-get install -y curl expect git openssh-client
+""")
+    subprocess.run(["pip", "install", "requests==2.32.4"], check=True)
+    subprocess.run("apt-get -y install jq", shell=True)
+'''
+
+TB1_UV = "uv init\nuv add pytest==8.4.1\nuv run pytest $TEST_DIR/test_outputs.py -rA\n"
+
+
+def test_tb2_verifier_line_is_one_uvx_run_with_its_python():
+    needs = read_needs({"tests/test.sh": TB2_TEST}).to_json()
+    assert needs["uvx"] == [
+        {
+            "python": "3.13",
+            "with": ["pytest==8.4.1", "numpy==2.3.3", "pytest-json-ctrf==0.3.5"],
+            "from": "pytest",
+            "tool": "pytest",
+        }
+    ]
+    assert needs["apt"] == [[["curl"], True]] and needs["uv_version"] == "0.9.5"
+    assert needs["pip"] == {} and needs["notes"] == []
+
+
+def test_solution_installs_keep_pins_recommends_and_interpreter():
+    needs = read_needs({"solution/solve.sh": SOLVE}).to_json()
+    assert needs["apt"] == [[["build-essential=12.12", "libncurses-dev=6.5+20250216-2"], False]]
+    assert needs["apt_source"] == ["pmars"]
+    assert needs["pip"][""] == [
+        "numpy<2",
+        "numpy==2.3.2",
+        "python-chess==1.2.0",
+        "rich==13.0.0",
+        "scipy==1.16.0",
+        "torch==2.7.0",
+    ]
+    assert needs["pip"]["3.11"] == ["six"]  # requirements.txt is a file, not a package
+    assert needs["npm"] == [[True, ["left-pad@1.3.0"]]]
+    notes = " ".join(needs["notes"])
+    assert "from PyPI, not from https://download.pytorch.org/whl/cpu" in notes
+    assert "git+https://github.com/x/y.git is fetched from a URL" in notes
+
+
+def test_commands_inside_python_strings_and_lists_are_read():
+    needs = read_needs({"tests/test_outputs.py": TEST_PY}).to_json()
+    assert [["curl", "expect", "git", "openssh-client"], True] in needs["apt"]
+    assert [["jq"], True] in needs["apt"]
+    assert needs["pip"][""] == ["requests==2.32.4"]
+
+
+def test_uv_projects_are_replayed_and_prose_is_not_a_package():
+    needs = read_needs({"run-tests.sh": TB1_UV}).to_json()
+    assert needs["uv_projects"] == [["pytest==8.4.1"]] and needs["pip"] == {}
+    prose = read_needs({"x.py": "# pip install it\nprint('to apt-get install 11 xz-utils')\n"})
+    assert prose.to_json()["apt"] == [[["xz-utils"], True]]  # a number is no package
+    assert read_needs({"a.sh": "pip install 11 ./local $PKG .\n"}).empty()
+
+
+def test_segment_stops_at_shell_operators_and_closing_quotes():
+    assert segment(" -y a b && c") == ["-y", "a", "b"]
+    assert segment(' a b")') == ["a", "b"]
+    assert segment(" 'x<2' y | z") == ["x<2", "y"]
+    assert segment(" a > /dev/null") == ["a"]
+
+
+def test_provisioning_step_runs_the_helper_as_root_and_gives_the_user_back():
+    needs = read_needs({"t.sh": TB2_TEST})
+    lines = provision_lines(needs, user="agent").splitlines()
+    assert lines[2] == "USER root" and lines[-1] == "USER agent"
+    assert lines[3].startswith(f"COPY {CONTEXT_DIR} ")
+    env = [ln for ln in lines if ln.startswith("ENV ")][0]
+    for key in ("PIP_NO_INDEX", "UV_OFFLINE", "UV_CACHE_DIR", "npm_config_offline"):
+        assert f"{key}={RUNTIME_ENV[key]}" in env
+    assert json.loads(needs_json(needs))["uv_version"] == "0.9.5"
+    assert last_user("FROM a\nUSER x\nFROM b\nRUN true\n") is None
+    assert last_user("FROM a\nUSER x\nRUN y\nUSER agent\n") == "agent"

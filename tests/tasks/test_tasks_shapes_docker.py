@@ -1,0 +1,104 @@
+"""Harbor's container semantics on docker, on small tasks of each shape the real sets have
+(tests/tasks/fixtures/harbor-shapes, written for agentpost): a Terminal-Bench 2 verifier on
+Python 3.13 (``uvx -p 3.13`` with no network), a compose service reached by its name, an
+ENTRYPOINT that ignores its command, installs at solve time (apt, pip) served offline, a
+service the solution leaves running; and ``tasks check`` naming what cannot be served."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from agentpost.cli import _register, app
+from agentpost.tasks.loader import load_suite, load_task
+
+SHAPES = Path(__file__).resolve().parent / "fixtures" / "harbor-shapes"
+KEEP = "service-left-running"  # needs the verifier's kept servers (#26 B)
+
+
+@pytest.fixture(scope="module")
+def docker():
+    from agentpost.sandbox.docker import DockerBackend
+
+    b = DockerBackend()
+    if not b.available():
+        pytest.skip("no docker daemon answers (bash scripts/dockerd.sh start)")
+    return b
+
+
+@pytest.mark.timeout(2400)
+def test_every_shape_grades_oracle_1_and_nop_0_on_docker(docker):
+    from agentpost.tasks.check import check_suite
+
+    tasks = [t for t in load_suite(SHAPES) if t.id != KEEP]
+    result = check_suite(tasks, docker, workers=2)
+    rows = {
+        r["id"]: (r["oracle_reward"], r["nop_reward"], r.get("errors")) for r in result["tasks"]
+    }
+    assert {t.id for t in tasks} == {
+        "py313-verifier", "compose-service", "entrypoint-server", "solve-installs"
+    }  # fmt: skip
+    assert all(v[:2] == (1.0, 0.0) for v in rows.values()), rows
+    assert all(r["unservable"] == [] for r in result["tasks"]), result["tasks"]
+
+
+@pytest.mark.xfail(strict=True, reason="#26 B: processes the agent leaves running are killed")
+@pytest.mark.timeout(600)
+def test_a_server_the_solution_leaves_running_is_there_for_the_tests(docker):
+    from agentpost.tasks.check import check_task
+
+    row = check_task(load_task(SHAPES / KEEP), docker)
+    assert (row["oracle_reward"], row["nop_reward"]) == (1.0, 0.0), row
+
+
+@pytest.mark.timeout(600)
+def test_the_container_is_harbors(docker):
+    """WORKDIR is the cwd, the root is writable and private, the image's ENTRYPOINT did not
+    delay the start, [environment] memory = "2G" and cpus are the container's limits."""
+    from agentpost.tasks.evaluate import spec_for
+
+    task = load_task(SHAPES / "entrypoint-server")
+    spec = spec_for(task, backend=docker)
+    assert spec.writable_root and spec.workdir == "/app"
+    t0 = time.monotonic()
+    with docker.create(spec) as sb:
+        started = time.monotonic() - t0
+        assert sb.exec("pwd").stdout.strip() == "/app"
+        assert sb.exec("echo x > /etc/agentpost-probe && cat /etc/agentpost-probe").stdout == "x\n"
+        name = sb.name
+    assert started < 20, started  # the executor replaced the ENTRYPOINT: no wait for it
+    left = docker.cli("ps", "-a", "--filter", f"name={name}", "--format", "{{.Names}}",
+                      timeout_s=30)  # fmt: skip
+    assert left.strip() == ""  # the sandbox and its entrypoint service are gone
+    big = load_task(SHAPES / "py313-verifier")  # memory = "2G", cpus = 1, storage = "10G"
+    lim = spec_for(big, backend=docker).limits
+    assert (lim.memory_bytes, lim.cpus, lim.disk_bytes) == (2 << 30, 1.0, 10 << 30)
+    with docker.create(spec_for(big, backend=docker)) as sb:
+        inspect = json.loads(docker.cli("inspect", sb.name, timeout_s=30))[0]["HostConfig"]
+        assert (inspect["Memory"], inspect["NanoCpus"]) == (2 << 30, 10**9)
+        assert sb.exec("test -f /etc/agentpost-probe").exit_code != 0  # a root of its own
+
+
+@pytest.mark.timeout(900)
+def test_tasks_check_names_what_cannot_be_served(docker, tmp_path):
+    task = tmp_path / "pinned"
+    shutil.copytree(SHAPES / "solve-installs", task)
+    (task / "solution" / "solve.sh").write_text(
+        "#!/bin/bash\napt-get update\n"
+        "apt-get install -y jq=0.0.1-agentpost no-such-package-agentpost\n"
+        "pip install agentpost-no-such-wheel==1.0\n"
+    )
+    _register()
+    out = CliRunner().invoke(
+        app, ["tasks", "check", "--suite", str(tmp_path), "--backend", "docker"]
+    )
+    assert out.exit_code == 1, out.stdout
+    assert "cannot serve apt jq=0.0.1-agentpost" in out.stdout
+    assert "this release has jq" in out.stdout
+    assert "cannot serve apt no-such-package-agentpost" in out.stdout
+    assert "cannot serve pip agentpost-no-such-wheel==1.0" in out.stdout
