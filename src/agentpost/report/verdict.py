@@ -44,7 +44,8 @@ BEHAVIOURS = {
     "over_exploration": ("O", "over-exploration",
                          "part of a run of 15 or more read-only turns without an edit"),
     "tool_error": ("E", "tool errors",
-                   "a call failed: error output, a non-zero exit or a timeout"),
+                   "a call failed (error output, a non-zero exit or a timeout), other than a run "
+                   "of a script the agent wrote (a check run, failing by design)"),
 }  # fmt: skip
 MIN_GAP = advice.MIN_GAP
 MIN_COVERAGE = 0.9  # shares are of tokens only when this share of turns reports its tokens
@@ -164,6 +165,9 @@ def terminal_agent(rows, records, *, n_boot: int = RESAMPLES, seed: int = 0) -> 
         "unproductive_token_share": hero_gap,
         "unproductive_share_of": "turns" if np.isnan(with_tokens) else "tokens",
         "behaviours": behaviours,
+        # failed runs of scripts the agent wrote (reproductions, checks): by design, shown apart
+        "check_runs": {"turns": sum("C" in f for r in rows for f in r.get("turn_flags") or []),
+                       "runs": sum(any("C" in f for f in r.get("turn_flags") or []) for r in rows)},
         "verification": scvd,
         "gaps": {"hero": hero_gap,
                  "scvd": max(scvd.get("unverified") or 0.0, scvd.get("missed_errors") or 0.0)

@@ -102,6 +102,14 @@ def _scvd_lines(v: dict[str, Any] | None) -> list[str]:
     return out
 
 
+def _check_runs(a: dict[str, Any]) -> list[str]:
+    c = a.get("check_runs") or {}
+    if not c.get("turns"):
+        return []
+    return [f"check runs: {c['turns']} turns in {c['runs']} runs ran a script it wrote and failed, "
+            "by design (reproductions and checks: not counted as tool errors)"]  # fmt: skip
+
+
 def _not_measured(s: dict[str, Any]) -> list[str]:
     return [f"{m['what']}: not measured: run `{m['command']}`" for m in s.get("not_measured") or []]
 
@@ -128,6 +136,7 @@ def lines(doc: dict[str, Any]) -> list[str]:
         out += [f"  - {_behaviour_line(b)}" for b in shown] or (
             ["  - no unproductive behaviour seen"] if a["kind"] == "terminal" else []
         )
+        out += [f"  - {x}" for x in _check_runs(a)]
         out += [f"  - {x}" for x in _scvd_lines(a.get("verification"))]
         out += [f"  - {x}" for x in _not_measured(a["signal"])]
         examples = _examples(a)
@@ -157,6 +166,7 @@ def link(traj_id: str, turn: Any = None, text: str | None = None) -> str:
 
 def _card(a: dict[str, Any]) -> str:
     items = [escape(_behaviour_line(b)) for b in a.get("behaviours") or [] if b["share"]]
+    items += [escape(x) for x in _check_runs(a)]
     items += [escape(x) for x in _scvd_lines(a.get("verification"))]
     items += [
         f"{escape(m['what'])}: not measured: run <code>{escape(m['command'])}</code>"
