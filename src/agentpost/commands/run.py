@@ -239,10 +239,11 @@ def _with_progress(total: int, go):
 
 
 def _print_summary(summary: dict, result, model: bool = True) -> None:
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console(stderr=True)
+    from agentpost.trajectory.render import console as new_console
+
+    console = new_console(stderr=True)
     table = Table(
         title=f"ran {result.ran}, skipped {result.skipped} (already finished), {len(result.errors)} errors"
     )

@@ -124,9 +124,10 @@ def stats_cmd(
     if as_json:
         sys.stdout.write(orjson.dumps({"trajectories": rows, "totals": totals}).decode() + "\n")
         return
-    from rich.console import Console
 
-    Console(width=None if sys.stdout.isatty() else 200).print(stats_table(rows, totals))
+    from agentpost.trajectory.render import console
+
+    console().print(stats_table(rows, totals))
 
 
 def show_cmd(
@@ -149,7 +150,7 @@ def show_cmd(
         trajs = select(list(trajs), agents, tasks)
     for t in trajs:
         if id is None or t.id == id:
-            render(t, Console(width=None if sys.stdout.isatty() else 120), full)
+            render(t, Console(width=None if sys.stdout.isatty() else 120), full)  # prose: wrapped
             return
     if id is None:
         raise InputError(file, "byte 0", "no trajectories (empty file)")
