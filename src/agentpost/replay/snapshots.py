@@ -132,6 +132,8 @@ def fidelity_check(
     """Replay the same boundary and compare it with the snapshot: verdicts and file contents."""
     try:
         rep, man = replayed_state(traj, task, upto, backend, spec)
+    except Refused as e:  # the replayed state is over the bound: no comparison, no fault
+        return {"replay_status": "refused", "message": str(e)}
     except Exception as e:
         return {"replay_status": "infra_error", "message": f"{type(e).__name__}: {e}"}
     snap_man = _comparable(snapshot_store.contents(archive))
