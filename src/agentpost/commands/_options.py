@@ -122,7 +122,8 @@ def read_trajectory_files(
     trajectory once (``trajectory.select.read_files`` warns about repeats), only ``agents`` and
     ``tasks`` when given; a missing file or no trajectory at all is an ``InputError`` (``empty``
     says what was expected). The folders are what recorded snapshot references resolve against."""
-    from agentpost.trajectory.select import read_files, select
+    from agentpost.trajectory.inputs import read_files
+    from agentpost.trajectory.select import select
 
     trajs, roots = [], {}
     for f, batch in read_files(files):

@@ -3,22 +3,19 @@
 - ``agent_label``: the one name an agent goes by in every output (the verdict, compare, the
   report, ``--agent``): its model, else the scaffold that wrote the log, else ``NA``; plus
   ``[run ID]`` when one model ran in more than one run, so two runs are never pooled.
-- ``unique_files``: the same file named twice (or reached through two overlapping folders, or a
-  symlink) is read once, with one warning.
-- ``read_files``: canonical JSONL files read once each; a trajectory id met again in a later
-  file is kept once (the first), with one warning that says whether the copies are identical (a
-  duplicate input) or differ.
+- ``dedupe``: a trajectory id met again in a later input is kept once (the first), with one
+  warning that says whether the copies are identical (a duplicate input) or differ
+  (``trajectory.inputs`` reads files once each with it).
 - ``select``: only the trajectories of the agents (``--agent``) and tasks (``--task``) named;
   naming one that no trajectory has is an ``InputError`` that lists what there is.
 
-Layer: io.
+Layer: pure.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 
 from agentpost.errors import InputError
 from agentpost.intervals import UNKNOWN
@@ -45,7 +42,7 @@ def labels(trajs: Sequence[Trajectory]) -> dict[str, str]:
             for t in trajs}  # fmt: skip
 
 
-def _show(names: Iterable[str], n: int = 8) -> str:
+def listing(names: Iterable[str], n: int = 8) -> str:
     names = sorted(set(names))
     return (
         ", ".join(names[:n]) + (f", ... ({len(names)} in all)" if len(names) > n else "") or "none"
@@ -64,37 +61,16 @@ def select(
         missing = [a for a in agents if not any(a in names[t.id] for t in trajs)]
         if missing:
             raise InputError(None, "--agent", f"no trajectory of agent {', '.join(map(repr, missing))}"
-                             f" (agents: {_show(lab.values())})")  # fmt: skip
+                             f" (agents: {listing(lab.values())})")  # fmt: skip
         trajs = [t for t in trajs if names[t.id] & set(agents)]
     if tasks:
         have = {str(t.task_id or t.id) for t in trajs}
         missing = [x for x in tasks if x not in have]
         if missing:
             raise InputError(None, "--task", f"no trajectory of task {', '.join(map(repr, missing))}"
-                             f" (tasks: {_show(have)})")  # fmt: skip
+                             f" (tasks: {listing(have)})")  # fmt: skip
         trajs = [t for t in trajs if str(t.task_id or t.id) in set(tasks)]
     return trajs
-
-
-def unique_files(paths: Sequence[Path]) -> list[Path]:
-    """``paths`` with each file once (compared by its resolved path); one warning names the
-    files given more than once."""
-    seen: set[Path] = set()
-    out, repeated = [], []
-    for p in paths:
-        try:
-            key = Path(p).resolve()
-        except (OSError, RuntimeError):
-            key = Path(p).absolute()
-        if key in seen:
-            repeated.append(str(p))
-            continue
-        seen.add(key)
-        out.append(Path(p))
-    if repeated:
-        log.warning(f"warning: {len(repeated)} files reached more than once (named twice, or under "
-                    f"overlapping folders), each read once: {_show(repeated, 5)}")  # fmt: skip
-    return out
 
 
 def dedupe(batches: Iterable[tuple[str, list[Trajectory]]]) -> list[tuple[str, list[Trajectory]]]:
@@ -113,21 +89,9 @@ def dedupe(batches: Iterable[tuple[str, list[Trajectory]]]) -> list[tuple[str, l
                 (same if old == t else differ).append(t.id)
         if same:
             log.warning(f"warning: {src}: {len(same)} trajectories already read from another "
-                        f"input (same id and content), counted once: {_show(same, 5)}")  # fmt: skip
+                        f"input (same id and content), counted once: {listing(same, 5)}")  # fmt: skip
         if differ:
             log.warning(f"warning: {src}: {len(differ)} trajectory ids already read from another "
-                        f"input with different content; the first was kept: {_show(differ, 5)}")  # fmt: skip
+                        f"input with different content; the first was kept: {listing(differ, 5)}")  # fmt: skip
         out.append((src, fresh))
     return out
-
-
-def read_files(paths: Sequence[Path]) -> list[tuple[str, list[Trajectory]]]:
-    """Canonical JSONL ``paths``, each file once and each trajectory id once (see ``dedupe``),
-    as ``(path, trajectories)``; a missing or unreadable file is an ``InputError``."""
-    from agentpost.trajectory.io import read_jsonl
-
-    files = unique_files(paths)
-    for f in files:
-        if not f.is_file():
-            raise InputError(f, None, "no such trajectory file" if not f.exists() else "not a file")
-    return dedupe((str(f), read_jsonl(f)) for f in files)
