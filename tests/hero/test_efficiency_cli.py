@@ -213,3 +213,4 @@ def test_tables_printed_to_a_pipe_are_not_cut_at_80_columns(tmp_path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "…" not in proc.stdout and name in proc.stdout
     assert max(map(len, proc.stdout.splitlines())) > 80
+    assert "┃ agent " in proc.stdout and "┃ model " not in proc.stdout  # one name: the agent
