@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from agentpost.intervals import RESAMPLES
 from agentpost.report import rundata, verdict, verdict_view, viewer
 from agentpost.report.html import Section
 
@@ -28,7 +29,7 @@ def sections(run_dir: Path, found: Any) -> list[Section | None]:
     doc = verdict.verdict(rows, data.records, data.grades, suite=data.suite)
     view = viewer.render(data.trajectories, data.rows, data.records, data.advantages)
     view.css = CSS
-    docs = [compare(a, b, n_boot=500) for a, b in rundata.within_run_pairs(data)]
+    docs = [compare(a, b, n_boot=RESAMPLES) for a, b in rundata.within_run_pairs(data)]
     cmp = compare_section_of(docs, title="Compare the agents of this run: B − A against the "
                              "best agent (terminal: highest resolution, then fewest tokens; security: highest SecPass)",
                              key="compare-agents")  # fmt: skip
