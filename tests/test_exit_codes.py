@@ -128,6 +128,7 @@ def test_diagnose_where_no_replay_could_run_is_not_exit_0(tmp_path, capsys) -> N
     errors = [x for x in err.splitlines() if x.startswith("error:")]
     assert code == 1 and len(errors) == 1, err
     assert "none of the 2 candidate states could be replayed (task_missing: 2)" in errors[0]
+    assert "ICA, EDR, ESP, CPR, VPR, RSR) is measured" in errors[0]
     assert (tmp_path / "d" / "metrics.json").is_file()
 
 

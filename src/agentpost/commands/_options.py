@@ -46,7 +46,7 @@ def suite_dir(value: str | Path) -> Path:
             return bundled[value]
         raise InputError(value, "--suite", "no suite directory or bundled suite of that name "
                          f"(bundled: {', '.join(bundled)})")  # fmt: skip
-    raise InputError(value, "--suite", "not a task suite directory")
+    raise InputError(value, None, "not a task suite directory")
 
 
 def suite_dirs(values: list | None) -> list[Path] | None:

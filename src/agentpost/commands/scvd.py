@@ -203,7 +203,8 @@ def _no_replay_ran(doc: dict) -> str | None:
         if status.get("task_missing")
         else ""
     )
-    return f"none of the {total} candidate states could be replayed ({why}): nothing measured{hint}"
+    return (f"none of the {total} candidate states could be replayed ({why}): nothing that needs "
+            f"the candidate's outcome (ICA, EDR, ESP, CPR, VPR, RSR) is measured{hint}")  # fmt: skip
 
 
 def _all_judge_calls_failed(doc: dict) -> str | None:
