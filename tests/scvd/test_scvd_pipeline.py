@@ -223,7 +223,7 @@ def test_reference_policies_tell_the_expected_story(story) -> None:
     assert "scripted/hasty" in summary and "| macro 95% CI |" in summary
     # the default panel is three heuristic variants: the caveat is in both outputs
     caveat = doc["producer"]["caveat"]
-    assert "agentpost scvd calibrate bundled --heuristic" in caveat and caveat in summary
+    assert "agentpost scvd calibrate real --heuristic" in caveat and caveat in summary
     assert json.loads((tmp_path / "metrics.json").read_text())["producer"]["caveat"] == caveat
 
 

@@ -61,26 +61,14 @@ PROFILE = f'export VIRTUAL_ENV={VENV} CONDA_DEFAULT_ENV=testbed PATH="{VENV}/bin
 
 
 def base_for(release: str, backend, log) -> str:
-    """The tag of the build base (compilers, git, python3) for ``release``."""
-    from agentpost.sandbox import images
-
-    if release == images.SUITE:
-        return ensure_base(backend, "build", log=log)
-    ensure = getattr(images, "ensure_release_base", None)  # multi-release bases (#27)
-    if ensure is None:
-        raise InfraError(f"no base image for Debian {release} here")
-    return ensure(backend, "build", release, log=log)
+    """The tag of the build base (compilers, git, python3) for Debian ``release``, built unless
+    it exists (``sandbox.images``: one base set per release)."""
+    return ensure_base(backend, "build", log=log, suite=release)
 
 
 def base_name(release: str) -> str:
-    from agentpost.sandbox import images
-
-    if release == images.SUITE:
-        return base_tag("build")
-    tag = getattr(images, "release_base_tag", None)
-    if tag is None:
-        raise InfraError(f"no base image for Debian {release} here")
-    return tag("build", release)
+    """The tag the build base for ``release`` has, whether or not it is built yet."""
+    return base_tag("build", suite=release)
 
 
 def _pip(args: list[str]) -> str:
