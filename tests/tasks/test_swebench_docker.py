@@ -234,3 +234,22 @@ def test_fidelity_report_compares_exit_codes_final_diff_and_grade(task, suite, t
     res = CliRunner().invoke(cli.app, [str(a) for a in args])
     assert res.exit_code == 0 and json.loads((tmp_path / "out" / "fidelity.json").read_text())[
         "trajectories"] == doc["trajectories"]  # fmt: skip
+
+
+def test_an_openhands_run_replays_through_its_workspace_link(task, backend) -> None:
+    """OpenHands works in /workspace/<owner>__<name>__<version> (a link to /testbed that its
+    own setup script makes) and writes scratch files in /workspace: both replay, and the grade
+    sees the fix and none of the scratch files."""
+    ws = "/workspace/agentpost-test__toycalc__0.1"
+    traj = build("oh-fix", [
+        [(f"cd {ws} && grep -n 'a - b' calc.py", "2:    return a - b\n", 0)],
+        [(f"sed -i 's/a - b/a + b/' {ws}/calc.py", "", 0)],
+        [("echo 'from calc import add; print(add(2, 3))' > /workspace/repro.py && "
+          "python /workspace/repro.py", "5\n", 0)],
+        [("ls /agentpost-test__toycalc/calc.py", "/agentpost-test__toycalc/calc.py\n", 0)],
+    ], task="toycalc-1", resolved=True)  # fmt: skip
+    traj.agent = "openhands"
+    res = replay(traj, task, backend=backend)
+    assert res.status == "ok" and res.resolved is True, res
+    assert res.fidelity["exit_codes_matched"] == 4, res.details
+    assert "repro.py" not in res.details["evaluator"]["patch"]

@@ -114,7 +114,13 @@ def calibrate_cmd(
             "Default: ../shared/data/trajectories beside the current directory.",
         ),
     ] = None,
-    split: Annotated[str, typer.Option(help="Real labels only: tune | heldout | all.")] = "all",
+    split: Annotated[
+        str,
+        typer.Option(
+            help="Real labels only: tune | heldout | all, or one batch: v1-tune | v1-heldout | "
+            "v2-heldout."
+        ),
+    ] = "all",
     legacy: Annotated[
         bool,
         typer.Option("--legacy", help="With --heuristic: also score the heuristic/3 variants."),
@@ -131,8 +137,9 @@ def calibrate_cmd(
         labels = calibrate_io.BUNDLED_LABELS
     if str(labels) == "real" and not labels.exists():
         labels = real_labels.LABELS
-    if split not in ("all", *real_labels.SPLITS):
-        raise InputError(None, "--split", f"choose from all, {', '.join(real_labels.SPLITS)}")
+    if split not in ("all", *real_labels.SPLITS, *real_labels.BATCHES):
+        choices = ", ".join(("all", *real_labels.SPLITS, *real_labels.BATCHES))
+        raise InputError(None, "--split", f"choose from {choices}")
     doc = calibrate_io.calibrate_files(
         labels, annotations or [], heuristic, data_root, split, legacy
     )
