@@ -35,7 +35,8 @@ def test_instance_fields_parse_and_published_json_lists_are_read() -> None:
     "change, where",
     [({"repo": "nope"}, "line 2.repo"), ({"base_commit": "main"}, "line 2.base_commit"),
      ({"FAIL_TO_PASS": "[1"}, "line 2.FAIL_TO_PASS"), ({"version": None}, "line 2.version"),
-     ({"instance_id": "../x"}, "line 2.instance_id")],
+     ({"instance_id": "../x"}, "line 2.instance_id"), ({"version": "../../etc"}, "line 2.version"),
+     ({"version": "1 $(id)"}, "line 2.version")],
 )  # fmt: skip
 def test_a_bad_field_is_an_input_error_naming_file_and_place(change, where) -> None:
     with pytest.raises(InputError) as e:
@@ -127,6 +128,10 @@ def test_official_grades_read_the_harness_reports_and_refuse_what_they_are_not(t
     summary = tmp_path / "run.json"
     summary.write_text(json.dumps({"resolved_ids": ["a__b-1"], "completed_ids": ["a__b-1", "c-3"]}))
     assert official_grades(summary) == {"a__b-1": True, "c-3": False}
+    bare = tmp_path / "bare" / "x__y-9"  # a published run's layout: the folder names the instance
+    bare.mkdir(parents=True)
+    (bare / "report.json").write_text(json.dumps({"resolved": True, "tests_status": {}}))
+    assert official_grades(tmp_path / "bare") == {"x__y-9": True}
     (logs / "dup").mkdir()
     (logs / "dup" / "report.json").write_text(json.dumps({"a__b-1": {"resolved": False}}))
     with pytest.raises(InputError, match="grades this instance otherwise"):

@@ -54,7 +54,7 @@ _ROWS = [
     Format("agentpost.scvd.sample", 1, "*.parquet (meta)", "agentpost scvd collect | ftd"),
     Format("agentpost.scvd.real-calibration", 1, "scvd/data/real-calibration.json",
            "bundled"),
-    Format("agentpost.scvd.real-labels-calibration", 1, "scvd/data/real-labels-calibration.json",
+    Format("agentpost.scvd.real-labels-calibration", 2, "scvd/data/real-labels-calibration.json",
            "bundled"),
     Format("agentpost.replay", 1, "(stdout)", "agentpost replay --json"),
     Format("agentpost.replay-fidelity", 1, "fidelity.json", "agentpost replay --fidelity"),

@@ -83,6 +83,7 @@ def spec_for(
     writable = ("/app", "/logs", "/tests", "/solution")
     if workdir not in writable and workdir != "/":
         writable = (workdir, *writable)
+    writable = (*writable, *(d for d in task.extra_writable_dirs if d not in writable))
     if task.agent_user or task.verifier_user:
         if backend is not None and not docker:
             raise InfraError(

@@ -1,8 +1,9 @@
 """Official SWE-bench grades, read from the harness's own files: per-instance ``report.json``
-(``{instance_id: {"resolved": bool, ...}}``, one or many instances), the run's summary
-(``resolved_ids`` beside ``completed_ids`` / ``unresolved_ids``), or a folder holding either
-(searched for ``report.json`` files, as ``logs/run_evaluation/...`` and published runs lay them
-out).
+(``{instance_id: {"resolved": bool, ...}}``, one or many instances; or the bare inner record
+``{"resolved": bool, "tests_status": ...}`` in a folder named after its instance, as some
+published runs lay them out: ``logs/<instance_id>/report.json``), the run's summary
+(``resolved_ids`` beside ``completed_ids`` / ``unresolved_ids``), or a folder holding any of them
+(searched for ``report.json`` files).
 
 ``official_grades(path) -> {instance_id: resolved}``. A file that is neither shape is an
 ``InputError`` naming it; two files that disagree on an instance are one too.
@@ -31,6 +32,8 @@ def _from_doc(doc: Any, path: Path) -> dict[str, bool]:
         resolved = {str(i) for i in doc["resolved_ids"]}
         out = {str(i): str(i) in resolved for i in [*done, *unresolved]}
         return out | {i: True for i in resolved}
+    if isinstance(doc.get("resolved"), bool) and "tests_status" in doc:  # bare: the folder names it
+        return {path.parent.name: doc["resolved"]}
     out = {}
     for iid, rep in doc.items():
         if not isinstance(rep, dict) or not isinstance(rep.get("resolved"), bool):
