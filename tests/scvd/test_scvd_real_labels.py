@@ -62,7 +62,8 @@ def real():
 def test_every_label_file_present_matches_its_hash_and_anchor(real) -> None:
     assert len(ROWS) == len(real.labels) + len(real.missing)
     assert sum(r["batch"] == "v1-heldout" and r["split"] == "tune" for r in ROWS) == 23
-    assert {r["batch"] for r in ROWS if r["split"] == "heldout"} <= {"v2-heldout"}
+    assert {r["batch"] for r in ROWS if r["split"] == "heldout"} == {"v2-heldout"}
+    assert sum(r["split"] == "heldout" for r in ROWS) == 28
     assert not [r["path"] for r in ROWS if r["in_shared"] and r["path"] in real.missing]
     assert all(
         r["evidence"].split(":")[0] in ("state-diff", "edit-tool", "command", "none") for r in ROWS
