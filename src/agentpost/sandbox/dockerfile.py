@@ -18,6 +18,7 @@ original image set and the base lacks (its ``WORKDIR``, ``ENV``, ``USER``):
 | ``ubuntu:20.04``/``focal`` | ``python@bullseye`` | bullseye (Python 3.9 for 3.8) |
 | ``buildpack-deps:*`` | ``build`` of the matching release | ``python`` + gcc/make, git, openssl, wget, tmux |
 | ``ghcr.io/laude-institute/t-bench/*`` | ``build@trixie; WORKDIR /app`` | Terminal-Bench's bases (Python 3.13, tmux, build tools, ``WORKDIR /app``) |
+| ``node:*`` | ``build@trixie`` + Debian's ``nodejs``, ``npm`` | Node 20 (Debian 13's) for any version asked |
 | ``alpine:*``, ``nvidia/cuda:*`` | unsupported | musl/apk: no Alpine mirror; CUDA: no NVIDIA registry or GPU |
 
 Departures, said plainly: an ``ubuntu:24.04`` task gets Debian trixie's userland, not Ubuntu's
@@ -45,6 +46,10 @@ from dataclasses import dataclass, field
 
 UNSUPPORTED = "unsupported"
 _TBENCH = "build@trixie; WORKDIR /app"
+_NODE = (  # Node's images: Debian 13's nodejs (20) and npm, whatever version was asked
+    "build@trixie; RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y "
+    "--no-install-recommends nodejs npm && rm -rf /var/lib/apt/lists/*"
+)
 
 FROM_TABLE: dict[str, str] = {
     "python:3.8*": "python@bullseye",
@@ -76,6 +81,8 @@ FROM_TABLE: dict[str, str] = {
     "buildpack-deps:jammy*": "build",
     "buildpack-deps:*": "build@trixie",
     "ghcr.io/laude-institute/t-bench/*": _TBENCH,
+    "node:*": _NODE,
+    "node": _NODE,
     "alpine:*": UNSUPPORTED + ": musl/apk, no Alpine mirror is reachable",
     "alpine": UNSUPPORTED + ": musl/apk, no Alpine mirror is reachable",
     "nvidia/cuda*": UNSUPPORTED + ": CUDA images need NVIDIA's registry (and a GPU)",

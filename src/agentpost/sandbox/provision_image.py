@@ -19,8 +19,11 @@ or newer: bullseye's) and is never imported by agentpost. It
    into ``/opt/agentpost/uv-cache`` (uv resolves a project for every platform);
 4. npm: fills ``/opt/agentpost/npm-cache`` for each ``npm install``.
 
-Whatever cannot be served is written, with the tool's own reason, to
-``/opt/agentpost/provision/report.json``; the step itself succeeds unless this file fails.
+An apt pin this release does not have (an Ubuntu build such as ``4.3.3-2build2``, a Debian
+point release since superseded) is served by the release's own version of that package, listed
+under the pinned version as well (the same file: dpkg installs and records the real version),
+and reported as substituted. Whatever cannot be served is written, with the tool's own reason,
+to ``/opt/agentpost/provision/report.json``; the step itself succeeds unless this file fails.
 
 Layer: io.
 """
@@ -127,6 +130,7 @@ def provision_apt(needs, report):
             report["unservable"].append({"what": "apt", "why": "the image has no apt-get"})
         return
     had_lists = lists_present()
+    aliases = {}  # package -> pinned versions it is listed under as well
     pool, src = APT + "/pool", APT + "/src"
     for d in (pool + "/partial", src):
         os.makedirs(d, exist_ok=True)
@@ -142,6 +146,15 @@ def provision_apt(needs, report):
             if not recommends:
                 base.append("--no-install-recommends")
             for pkg, reason in each(pkgs, lambda items, base=base: run(base + items)):
+                name, _, version = pkg.partition("=")
+                if version and "was not found" in reason and run(base + [name])[0] == 0:
+                    # a pin this release does not have (Ubuntu's build, a superseded point
+                    # release): its own version of the package, listed under the pin too
+                    aliases.setdefault(name, []).append(version)
+                    report["substituted"].append(
+                        {"what": "apt " + pkg, "served": candidate(name).strip(" ()")}
+                    )
+                    continue
                 report["unservable"].append({"what": "apt " + pkg, "why": reason + candidate(pkg)})
         for pkg, reason in each(
             needs["apt_source"],
@@ -156,7 +169,7 @@ def provision_apt(needs, report):
     for lock in (pool + "/lock",):
         if os.path.exists(lock):
             os.unlink(lock)
-    n_debs, n_src = write_repo(pool, src)
+    n_debs, n_src = write_repo(pool, src, aliases)
     report["served"]["apt_debs"] = n_debs
     report["served"]["apt_sources"] = n_src
     go_offline(had_lists, n_src > 0)
@@ -205,17 +218,21 @@ def dsc_fields(path):
     return fields
 
 
-def write_repo(pool, src):
-    """Packages, Sources and Release of the flat repository in ``APT``."""
+def write_repo(pool, src, aliases):
+    """Packages, Sources and Release of the flat repository in ``APT``; a package in
+    ``aliases`` is listed once more under each pinned version (the same file)."""
     stanzas = []
     for name in sorted(os.listdir(pool)):
         if name.endswith(".deb"):
             ctl = control(os.path.join(pool, name))
             if ctl:
                 md5, sha, size = sums(os.path.join(pool, name))
-                stanzas.append(
-                    f"{ctl}\nFilename: pool/{name}\nSize: {size}\nMD5sum: {md5}\nSHA256: {sha}\n"
-                )
+                tail = f"Filename: pool/{name}\nSize: {size}\nMD5sum: {md5}\nSHA256: {sha}\n"
+                stanzas.append(f"{ctl}\n{tail}")
+                m = re.search(r"^Package:\s*(\S+)", ctl, re.M)
+                for version in aliases.get(m.group(1) if m else "", []):
+                    alias = re.sub(r"^Version:.*$", "Version: " + version, ctl, flags=re.M)
+                    stanzas.append(f"{alias}\n{tail}")
     sources = []
     for name in sorted(os.listdir(src)):
         if not name.endswith(".dsc"):
@@ -384,6 +401,7 @@ def main(path):
     with open(path) as f:
         needs = json.load(f)
     report = {"python3": PY3, "served": {}, "unservable": [], "notes": list(needs["notes"])}
+    report["substituted"] = []
     provision_apt(needs, report)
     provision_pip(needs, report)
     provision_uv(needs, report)

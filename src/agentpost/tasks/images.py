@@ -331,4 +331,8 @@ def unservable(task: Task, backend) -> list[dict]:
         _REPORTS[tag] = provision_report(backend, tag) if image_exists(backend, tag) else None
     report = _REPORTS[tag] or {}
     notes = [{"what": "note", "why": n} for n in report.get("notes", [])]
-    return list(report.get("unservable", [])) + notes
+    subs = [
+        {"what": "note", "why": f"{s['what']} is not in this release: served {s['served']}"}
+        for s in report.get("substituted", [])
+    ]
+    return list(report.get("unservable", [])) + subs + notes
