@@ -119,3 +119,20 @@ def test_a_pin_the_release_lacks_is_served_by_its_own_version_and_said(docker, t
     assert "note: apt jq=1.7.1-3build1 is not in this release: served this release has jq" in (
         out.stdout
     )
+
+
+@pytest.mark.timeout(1200)
+def test_a_scripted_agent_installs_offline_what_the_solution_installs(docker, tmp_path):
+    """``agentpost run`` with the careful policy (it runs the solution's commands as its own
+    turns): apt-get, pip and npm install from the image's offline caches, no network."""
+    _register()
+    args = ["run", "--suite", str(SHAPES), "--task", "solve-installs", "--task", "npm-install"]
+    args += ["--policy", "careful", "--backend", "docker", "-o", str(tmp_path / "run"), "--json"]
+    out = CliRunner().invoke(app, args)
+    assert out.exit_code == 0, out.stdout
+    doc = json.loads(out.stdout[out.stdout.index('{"format"') :])
+    assert doc["agents"]["scripted/careful"] == {
+        "finished": 2, "resolved": 2, "resolution_rate": 1.0
+    }  # fmt: skip
+    lines = (tmp_path / "run" / "trajectories.jsonl").read_text()
+    assert "apt-get install" in lines and "file:/opt/agentpost/apt" in lines
