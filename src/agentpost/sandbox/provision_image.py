@@ -147,7 +147,7 @@ def provision_apt(needs, report):
                 base.append("--no-install-recommends")
             for pkg, reason in each(pkgs, lambda items, base=base: run(base + items)):
                 name, _, version = pkg.partition("=")
-                if version and "was not found" in reason and run(base + [name])[0] == 0:
+                if version and "was not found" in reason and alias_download(base, name, pool):
                     # a pin this release does not have (Ubuntu's build, a superseded point
                     # release): its own version of the package, listed under the pin too
                     aliases.setdefault(name, []).append(version)
@@ -172,7 +172,16 @@ def provision_apt(needs, report):
     n_debs, n_src = write_repo(pool, src, aliases)
     report["served"]["apt_debs"] = n_debs
     report["served"]["apt_sources"] = n_src
-    go_offline(had_lists, n_src > 0)
+    go_offline(had_lists, n_src > 0, bool(aliases))
+
+
+def alias_download(base, name, pool):
+    """The release's own version of ``name`` (and what it needs) into the pool, even when the
+    image has it installed already (a pin of it then reinstalls the same file)."""
+    if run(base + [name])[0] != 0:
+        return False
+    rc, _ = run(["apt-get", "download", name], cwd=pool)
+    return rc == 0
 
 
 def candidate(pkg):
@@ -276,8 +285,9 @@ def write_repo(pool, src, aliases):
     return len(stanzas), len(sources)
 
 
-def go_offline(had_lists, with_sources):
-    """Point apt at the local repository only; leave the lists as the image had them."""
+def go_offline(had_lists, with_sources, aliases):
+    """Point apt at the local repository only; leave the lists as the image had them. With
+    aliases, a pin below the installed version is allowed (it reinstalls the same file)."""
     keep = APT + "/online-sources"
     os.makedirs(keep, exist_ok=True)
     for path in source_files():
@@ -290,6 +300,8 @@ def go_offline(had_lists, with_sources):
     os.makedirs("/etc/apt/apt.conf.d", exist_ok=True)
     with open("/etc/apt/apt.conf.d/99agentpost-offline", "w") as f:
         f.write('Acquire::Retries "0";\nAcquire::Languages "none";\n')
+        if aliases:
+            f.write('APT::Get::allow-downgrades "true";\n')
     if had_lists:
         run(["apt-get", "update"])
     else:
