@@ -99,6 +99,9 @@ def cause(row: dict) -> str:
         items = "; ".join(f"{u['what']} ({u['why'][-160:]})" for u in unserved[:4])
         return f"solution/tests install what cannot be served: {items}"
     errors = row.get("errors") or {}
+    fetches = [u["why"] for u in row.get("unservable", []) if "fetches from" in u["why"]]
+    if row.get("oracle") != 1.0 and fetches:
+        return "solution/tests download from other hosts: " + "; ".join(fetches[:3])
     if row.get("oracle") != 1.0:
         return "oracle: " + _short(errors.get("oracle", f"reward {row.get('oracle')}"))
     if row.get("nop") != 0.0:
