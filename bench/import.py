@@ -1,7 +1,7 @@
 """Import throughput as a ratio to plain ``orjson.loads`` of the same bytes, in one run.
 
 Builds a corpus (default 300 MB) in a temp dir by replicating the real samples under
-``tests/data/trajectories`` (each copy gets its own file-name prefix and, where the id lives
+``../shared/data/trajectories`` beside the checkout (each copy gets its own file-name prefix and, where the id lives
 in the content, an id prefix of the same byte length class), then times, over the same files:
 
   loads   ``orjson.loads`` of every document (every line for JSONL), bytes already in memory
@@ -69,13 +69,16 @@ from agentpost.trajectory.importing import (
 )
 from agentpost.trajectory.io import dumps, read_regular
 
-DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "trajectories"
+# the real samples live beside the checkout, never in it (tests/shared_data.py)
+DATA = (Path(__file__).resolve().parents[2] / "shared" / "data" / "trajectories").resolve()
 # Id fields that live in the content; the copy index is spliced in right after the quote.
 ID_FIELDS = re.compile(rb'("(?:instance_id|session_id|sessionId)":\s*")')
 
 
 def build_corpus(dest: Path, target_bytes: int) -> tuple[int, int]:
     """Copy the samples into ``dest/copy_<k>/`` until ``target_bytes``; returns (bytes, files)."""
+    if not DATA.is_dir():
+        raise SystemExit(f"no samples: {DATA} is absent (../shared/data beside the checkout)")
     samples = iter_files([DATA])  # trajectory candidates only (PROVENANCE.md is not one)
     total = files = k = 0
     while total < target_bytes:

@@ -9,10 +9,15 @@ changed line names the trajectory and shows the figures that moved.
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "trajectory"))
+TESTS = Path(__file__).resolve().parents[1] / "tests"
+sys.path[:0] = [str(TESTS / "trajectory"), str(TESTS)]  # golden_digest, shared_data
 
 from golden_digest import compute, write  # noqa: E402
 
 if __name__ == "__main__":
+    from shared_data import REASON, present  # noqa: E402
+
+    if not present:
+        sys.exit(f"cannot regenerate: {REASON}")
     for path in write(compute()):
         print(path)

@@ -1,4 +1,5 @@
-"""Fixtures shared by tests in several areas: a real bubblewrap sandbox backend.
+"""Fixtures shared by tests in several areas: a real bubblewrap sandbox backend, and the real
+public data in ../shared/data (``shared_data``; see ``tests/shared_data.py``).
 
 A test that takes ``backend`` runs in real bwrap sandboxes and is skipped where bubblewrap
 cannot start one; ``tmux_backend`` also needs tmux (keystroke replay). A module may still define
@@ -10,6 +11,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
+import shared_data as _shared
 
 
 @pytest.fixture(scope="module")
@@ -27,3 +29,10 @@ def tmux_backend(backend):
     if not shutil.which("tmux"):
         pytest.skip("tmux not available")
     return backend
+
+
+@pytest.fixture(scope="session")
+def shared_data():
+    """``../shared/data`` beside the checkout (real public trajectories, tasks, security data);
+    the test is skipped, saying why, when it is absent."""
+    return _shared.require()

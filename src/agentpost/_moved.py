@@ -1,8 +1,9 @@
 """Import paths that moved in 0.1 → 0.2, kept working for one release with a DeprecationWarning.
 
 ``MOVED`` maps each old module path to its new one, ``OLD_PACKAGES`` the packages that are gone.
-``install()`` (called by ``agentpost/__init__.py``) puts a finder first on ``sys.meta_path`` that
-answers only those names: an old package is an empty placeholder, an old module path is the new
+``install()`` (called by ``agentpost/__init__.py``) puts a finder last on ``sys.meta_path`` (it is
+asked only for names no file answers, so it costs nothing on every other import) that answers
+only those names: an old package is an empty placeholder, an old module path is the new
 module itself (the same object, so ``isinstance`` checks and monkeypatches agree), each after a
 DeprecationWarning. A module that lost a function to another room (``SPLIT``) is answered by a
 copy of the new module that also resolves the departed names. No file stands at an old path, so
@@ -62,6 +63,7 @@ OLD_PACKAGES = {
 SPLIT: dict[str, dict[str, str]] = {
     "agentpost.verification.snapshots": {
         "snapshot_or_replay_state": "agentpost.scvd.distill.sources",
+        "candidate_result": "agentpost.replay.state",
     },
 }
 
@@ -119,7 +121,7 @@ _FINDER = _Alias()
 
 
 def install() -> None:
-    """Put the alias finder first on ``sys.meta_path`` (once). It answers only the old names,
-    so it shadows nothing."""
+    """Put the alias finder last on ``sys.meta_path`` (once): no file stands at an old path,
+    so the path finders pass every old name on to it, and it shadows nothing."""
     if not any(f is _FINDER for f in sys.meta_path):
-        sys.meta_path.insert(0, _FINDER)
+        sys.meta_path.append(_FINDER)

@@ -1,16 +1,17 @@
-"""The analyses on real public trajectories (tests/data/trajectories), imported by the real importers."""
+"""The analyses on real public trajectories (../shared/data/trajectories), imported by the real importers."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from shared_data import TRAJECTORIES, needed
 
 from agentpost.hero.analyze import analyze
 from agentpost.trajectory.importing import import_paths
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "trajectories"
+DATA = TRAJECTORIES
+pytestmark = needed
 
 
 def test_analyses_on_real_trajectories():

@@ -118,3 +118,20 @@ def test_a_final_files_key_naming_a_host_path_is_refused_before_anything_runs(tm
         len(err) == 1 and str(traj) in err[0] and "record 1" in err[0] and "final_files" in err[0]
     )
     assert not (run / "labels.jsonl").exists()
+
+
+@pytest.mark.parametrize("path", ["env", "probe"])
+def test_a_sparse_file_in_app_is_the_candidates_result_not_a_host_load(backend, path):
+    """A 100 MB hole costs the sandbox nothing; main read it whole into the trainer's memory
+    and wrote it to a host dir. Now the listing's apparent sizes are checked before any read:
+    the candidate is ``unusable`` (its own state), never ``aborted``."""
+    task = TASKS["calculator"]
+    ref = task.references["secure"]
+    actions = [
+        _write(f"/app/{p.relative_to(ref)}", p.read_bytes())
+        for p in sorted(ref.rglob("*"))
+        if p.is_file()
+    ]
+    actions.append("truncate -s 100M /app/blob.bin")
+    status, _, _, reward = _run(path, task, actions, backend)
+    assert (status, reward) == ("unusable", -0.75)

@@ -26,7 +26,7 @@ from host_canaries import HostCanaries
 from agentpost.agent.loop import AgentLoop, LoopConfig
 from agentpost.agent.policies import write_and_run
 from agentpost.agent.scripted import ScriptedModel
-from agentpost.replay import snapshots
+from agentpost.replay.state import candidate_result
 from agentpost.sandbox.registry import get_backend
 from agentpost.scvd.distill.sources import snapshot_or_replay_state
 from agentpost.tasks.evaluate import evaluate, prepare, spec_for
@@ -148,7 +148,7 @@ def _cve_2025_4517(path: Path, host: Path) -> Path:
 
 def _consume(consumer: str, traj, run: Path, upto: tuple[int, int]) -> dict:
     if consumer == "diagnose":
-        return snapshots.candidate_result(traj, TASK, upto, BACKEND, run)
+        return candidate_result(traj, TASK, upto, BACKEND, run)
     from agentpost.scvd.distill.collect import CollectOptions
 
     opts = CollectOptions(progress=False, concurrency=1, snapshot_roots={traj.id: str(run)})
@@ -188,7 +188,7 @@ def test_a_snapshot_its_replay_contradicts_is_used_for_neither_side(recorded, tm
     run = _copy(recorded, tmp_path)
     traj0 = read_jsonl(run / "trajectories.jsonl")[0]
     traj = _point(run, WRONG[0], _ref(traj0, RIGHT[0]), forge_manifest=True)
-    found = snapshots.candidate_result(traj, TASK, WRONG, BACKEND, run)
+    found = candidate_result(traj, TASK, WRONG, BACKEND, run)
     assert found["status"] == "state_conflict" and found.get("resolved") is None, found
     check = found["fidelity_check"]
     assert check["y_c_agree"] is False and check["replay_resolved"] is False
@@ -206,7 +206,7 @@ def test_a_sparse_file_makes_no_big_archive_and_the_rollout_is_graded(tmp_path):
     last = next(t for t in traj.turns if t.index == 3).extra["snapshots"][0]
     assert "refused" in last and "path" not in last
     assert traj.outcome.resolved is True  # graded as it is
-    found = snapshots.candidate_result(traj, TASK, (3, 0), BACKEND, run)
+    found = candidate_result(traj, TASK, (3, 0), BACKEND, run)
     assert found["source"] == "replay" and found["status"] not in ESCAPED
     assert "not archived" in found["snapshot_untrusted"]
 
@@ -224,6 +224,18 @@ def test_a_sparse_member_in_a_forged_archive_is_bounded(recorded, tmp_path):
     )
     run = _copy(recorded, tmp_path)
     traj = _plant(run, tar, WRONG[0])
-    found = snapshots.candidate_result(traj, TASK, WRONG, BACKEND, run)
+    found = candidate_result(traj, TASK, WRONG, BACKEND, run)
     assert found["source"] == "replay" and found["status"] not in ESCAPED, found
     assert "bytes" in found["snapshot_untrusted"]
+
+
+def test_a_planted_snapshots_link_in_a_shared_run_folder_is_not_written_through(tmp_path):
+    from agentpost.ingress.keys import LinkRefused
+
+    canaries = HostCanaries(tmp_path / "host")
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "snapshots").symlink_to(canaries.root)  # planted before `run --snapshots` resumes
+    with pytest.raises(LinkRefused):
+        _record(run)
+    assert canaries.untouched(), canaries.changes()

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from shared_data import TRAJECTORIES, needed
 
 from agentpost.replay.run import replay, replay_into
 from agentpost.tasks.evaluate import prepare, spec_for
@@ -13,10 +14,10 @@ from agentpost.tasks.loader import load_task
 from agentpost.trajectory.importing import import_file
 
 HERE = Path(__file__).resolve().parent
-GOLDEN = HERE.parent / "data" / "trajectories" / "atif" / "harbor-golden"
+GOLDEN = TRAJECTORIES / "atif" / "harbor-golden"
 TASK = HERE / "fixtures" / "hello-world"
 
-pytestmark = pytest.mark.skipif(not GOLDEN.is_dir(), reason="shared data not present")
+pytestmark = needed
 
 
 def _one(rel: str):
@@ -60,7 +61,7 @@ def test_terminus_timeout_run_replays_unresolved_with_capped_waits(tmux_backend)
     assert res.duration_s < 8  # two recorded 5 s waits were capped
 
 
-SWE_AGENT = HERE.parent / "data" / "trajectories" / "swe-agent"
+SWE_AGENT = TRAJECTORIES / "swe-agent"
 MISSING_COLON = HERE / "fixtures" / "missing-colon"
 
 
@@ -118,7 +119,7 @@ def test_cli_says_why_a_replay_failed(tmux_backend) -> None:
     import subprocess
     import sys
 
-    log = HERE.parent / "data" / "trajectories" / "openhands" / "v0"
+    log = TRAJECTORIES / "openhands" / "v0"
     log = log / "tests" / "runtime" / "trajs" / "basic.json"
     code = "from agentpost.cli import main; main()"
     out = subprocess.run(

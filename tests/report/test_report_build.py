@@ -13,20 +13,18 @@ import sys
 from pathlib import Path
 
 import pytest
+from shared_data import TRAJECTORIES
 
 from agentpost.report.build import render_run_dir
 from agentpost.report.scan import classify_json, scan
 from agentpost.trajectory.io import write_jsonl
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "trajectories"
-MINI = DATA / "mini-swe-agent" / "swebench-bash-only_gemini-3-pro" / "trajs"
+MINI = TRAJECTORIES / "mini-swe-agent" / "swebench-bash-only_gemini-3-pro" / "trajs"
 CLI = [sys.executable, "-c", "from agentpost.cli import main; main()"]
 
 
 @pytest.fixture(scope="module")
-def imported() -> list:
-    if not MINI.is_dir():
-        pytest.skip(f"shared data not found at {MINI}")
+def imported(shared_data) -> list:
     from agentpost.trajectory.importing import import_file
 
     return [t for p in sorted(MINI.glob("*/*.traj.json")) for t in import_file(p)]

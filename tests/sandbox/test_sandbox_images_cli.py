@@ -5,14 +5,11 @@ from __future__ import annotations
 
 import json
 import shutil
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from agentpost.cli import _register, app
-
-HARBOR = Path(__file__).resolve().parents[1] / "tasks" / "fixtures" / "real" / "harbor-examples"
 
 
 def _run(*args: str):
@@ -36,9 +33,10 @@ def test_images_table_shows_overrides(tmp_path):
     assert "musl/apk, no Alpine mirror" in text
 
 
-def test_images_table_says_where_each_task_from_maps(tmp_path):
-    shutil.copytree(HARBOR / "hello-world", tmp_path / "hello-world")
-    shutil.copytree(HARBOR / "hello-world", tmp_path / "on-alpine")
+def test_images_table_says_where_each_task_from_maps(tmp_path, shared_data):
+    harbor = shared_data / "tasks" / "harbor-examples"
+    shutil.copytree(harbor / "hello-world", tmp_path / "hello-world")
+    shutil.copytree(harbor / "hello-world", tmp_path / "on-alpine")
     (tmp_path / "on-alpine" / "environment" / "Dockerfile").write_text("FROM alpine:3.19\n")
     doc = json.loads(_run("images", "table", "--json", "--suite", str(tmp_path)).stdout)
     assert doc["tasks"]["hello-world"] == [{"image": "ubuntu:24.04", "target": "python@trixie"}]
@@ -47,13 +45,14 @@ def test_images_table_says_where_each_task_from_maps(tmp_path):
     assert "task hello-world" in text and "FROM ubuntu:24.04" in text and "-> python@trixie" in text
 
 
-def test_images_build_reports_unbuildable_tasks(tmp_path):
+def test_images_build_reports_unbuildable_tasks(tmp_path, shared_data):
     from agentpost.sandbox.docker import DockerBackend
 
     if not DockerBackend().available():
         pytest.skip("no docker daemon answers (bash scripts/dockerd.sh start)")
-    shutil.copytree(HARBOR / "hello-world", tmp_path / "hello-world")
-    shutil.copytree(HARBOR / "hello-world", tmp_path / "on-alpine")
+    harbor = shared_data / "tasks" / "harbor-examples"
+    shutil.copytree(harbor / "hello-world", tmp_path / "hello-world")
+    shutil.copytree(harbor / "hello-world", tmp_path / "on-alpine")
     (tmp_path / "on-alpine" / "environment" / "Dockerfile").write_text("FROM alpine:3.19\n")
     out = _run("images", "build", "--base", "python", "--suite", str(tmp_path))
     assert out.exit_code == 1, out.stdout

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -16,7 +15,6 @@ from agentpost.sandbox.executors import JobFailure, LocalExecutor
 from agentpost.tasks.check import check_suite
 from agentpost.tasks.loader import bundled_suite_path, load_task
 
-HARBOR = Path(__file__).resolve().parents[1] / "tasks" / "fixtures" / "real" / "harbor-examples"
 ray = pytest.importorskip("ray", reason="ray is an optional extra (scripts/setup.sh --ray)")
 pytestmark = pytest.mark.timeout(600)
 
@@ -44,13 +42,14 @@ def test_task_checks_on_ray_match_local(backend, ray_executor):
     assert on_ray["producer"]["args"]["executor"] == "ray"
 
 
-def test_docker_task_checks_on_ray_match_local(ray_executor):
+def test_docker_task_checks_on_ray_match_local(ray_executor, shared_data):
     from agentpost.sandbox.docker import DockerBackend
 
     docker = DockerBackend()
     if not docker.available():
         pytest.skip("no docker daemon answers (bash scripts/dockerd.sh start)")
-    tasks = [load_task(HARBOR / "hello-user"), load_task(HARBOR / "hello-multi-step-simple")]
+    harbor = shared_data / "tasks" / "harbor-examples"
+    tasks = [load_task(harbor / "hello-user"), load_task(harbor / "hello-multi-step-simple")]
     local = check_suite(tasks, docker, workers=2)
     on_ray = check_suite(tasks, docker, workers=2, executor="ray")
     assert _rows(on_ray) == _rows(local) and on_ray["ok"]

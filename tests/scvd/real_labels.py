@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from shared_data import TRAJECTORIES
+
 from agentpost.scvd.calibrate_io import default_panel
 from agentpost.scvd.calibration import calibrate, judge_report
 from agentpost.scvd.examples import label
@@ -16,17 +18,11 @@ from agentpost.trajectory.importing import import_file
 
 HERE = Path(__file__).resolve().parent
 LABELS = HERE / "fixtures" / "real-labels" / "labels.jsonl"
-DATA = HERE.parent / "data" / "trajectories"
-# the labels name files by their place in ../shared/data; tests/data keeps the OpenHands SDK
-# call logs under openai-chat/ (the importer that reads them)
-MOVED = {"more-real/openhands-sdk/": "openai-chat/openhands-sdk/"}
+DATA = TRAJECTORIES  # the labels name files by their place in ../shared/data/trajectories
 
 
 def local(rel: str) -> Path:
-    """Where a labelled file lives in tests/data."""
-    for old, new in MOVED.items():
-        if rel.startswith(old):
-            return DATA / (new + rel[len(old) :])
+    """Where a labelled file lives (``../shared/data/trajectories/REL``)."""
     return DATA / rel
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
+from shared_data import TRAJECTORIES, needed
 
 from agentpost.replay.run import plan
 from agentpost.scvd import heuristic
@@ -25,11 +25,11 @@ from agentpost.trajectory.importing import import_file
 from agentpost.trajectory.model import Observation, ToolCall, Turn
 
 HERE = Path(__file__).resolve().parent
-GOLDEN = HERE.parent / "data" / "trajectories" / "atif" / "harbor-golden"
+GOLDEN = TRAJECTORIES / "atif" / "harbor-golden"
 LOG = GOLDEN / "terminus_2" / "hello-world-context-summarization.trajectory.json"
 TASK = HERE.parent / "replay" / "fixtures" / "hello-world"
 
-pytestmark = pytest.mark.skipif(not LOG.is_file(), reason="shared data not present")
+pytestmark = needed
 
 
 def merged(tmp_path: Path):

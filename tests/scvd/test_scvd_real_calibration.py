@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from real_labels import DATA, load, measure
+from real_labels import load, measure
 
 from agentpost.scvd.heuristic import HEURISTIC_VERSION
 from agentpost.scvd.protocol import consistency_errors
@@ -19,9 +19,7 @@ STORED = Path(__file__).resolve().parents[2] / "src/agentpost/scvd/data/real-cal
 
 
 @pytest.fixture(scope="module")
-def cases():
-    if not DATA.is_dir():
-        pytest.skip("../shared/data is not beside the checkout")
+def cases(shared_data):
     return load()  # also checks every label's text anchor against its boundary call
 
 

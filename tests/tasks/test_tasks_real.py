@@ -1,4 +1,4 @@
-"""Real task directories written by others (tests/tasks/fixtures/real, Apache-2.0): Harbor and
+"""Real task directories written by others (../shared/data/tasks, Apache-2.0): Harbor and
 Terminal-Bench features load as their authors wrote them, and on the docker backend every one
 gives oracle 1 and no-op 0 with no network at grading time."""
 
@@ -9,15 +9,16 @@ import shutil
 from pathlib import Path
 
 import pytest
+from shared_data import TASKS, needed
 from typer.testing import CliRunner
 
 from agentpost.cli import _register, app
 from agentpost.errors import InputError
 from agentpost.tasks.loader import load_suite, load_task
 
-REAL = Path(__file__).resolve().parent / "fixtures" / "real"
-HARBOR = REAL / "harbor-examples"
-TB1 = REAL / "tb1-adapters"
+pytestmark = needed
+HARBOR = TASKS / "harbor-examples"
+TB1 = TASKS / "tb1-adapters"
 SHAPES = Path(__file__).resolve().parent / "fixtures" / "harbor-shapes"
 
 
@@ -128,9 +129,10 @@ echo 'def test_x(): pass' > /tests/test_fake.py                          # a fak
 true
 """
 # Harbor gives the agent a writable root (its tests check what solutions install system-wide),
-# so a startup hook in the system site-packages is the agent's to plant. That the verifier must
-# still not run it is #26's verifier namespace; until it lands this attack wins on TB1's runner
-# (python3 -m pytest exits 0 at startup, the runner prints PASSED from the exit status).
+# so a startup hook in the system site-packages is the agent's to plant, and the tests' python3
+# runs it (python3 -m pytest exits 0 at startup, TB1's runner prints PASSED from the exit
+# status). It earns nothing: the run's report lacks every test the oracle's run (the control)
+# reported, so the outcome is the agent's 0 (tasks/outcome.py).
 SYSTEM_HOOK = r"""#!/bin/bash
 for d in $(python3 -c 'import site; print(" ".join(site.getsitepackages()))'); do
   mkdir -p "$d" && printf 'import os; os._exit(0)\n' > "$d/x.pth"
@@ -160,11 +162,6 @@ def test_a_do_nothing_agent_cannot_grade_itself_on_docker(docker, tmp_path):
     _attack(docker, tmp_path, ATTACK, paths)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="#26 B: the verifier still runs a startup hook the agent planted in the "
-    "system site-packages of Harbor's writable root (TB1's runner then prints PASSED)",
-)
 @pytest.mark.timeout(600)
 def test_a_system_site_startup_hook_cannot_grade_the_agent_on_docker(docker, tmp_path):
     _attack(docker, tmp_path, SYSTEM_HOOK, (TB1 / "aider_polyglot-polyglot_python_affine-cipher",))

@@ -13,12 +13,15 @@ import hashlib
 from pathlib import Path
 
 import orjson
+from shared_data import TRAJECTORIES
 
 from agentpost.trajectory.importing import import_paths
 from agentpost.trajectory.io import dumps
 
 TESTS = Path(__file__).resolve().parents[1]
-SOURCES = [TESTS / "data" / "trajectories", TESTS / "data" / "synthetic"]
+# real files in ../shared/data/trajectories, ours in tests/data/synthetic: a digest names a file
+# by its path under the folder above each ("trajectories/..." or "synthetic/...")
+SOURCES = [TRAJECTORIES, TESTS / "data" / "synthetic"]
 GOLDEN = Path(__file__).resolve().parent / "golden"
 
 
@@ -56,8 +59,8 @@ def _digest(t, root: Path) -> dict:
 def compute() -> dict[str, list[dict]]:
     """format → digests, sorted by source and id."""
     out: dict[str, list[dict]] = {}
-    root = TESTS / "data"
     for base in SOURCES:
+        root = base.parent
         report = import_paths([base])
         if report.errors:
             raise RuntimeError(report.errors[0].one_line())

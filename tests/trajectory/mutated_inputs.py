@@ -11,10 +11,12 @@ import random
 import re
 from pathlib import Path
 
+from shared_data import TRAJECTORIES
+
 from agentpost.trajectory.importing import iter_files
 
 TESTS = Path(__file__).resolve().parents[1]
-DATA = TESTS / "data" / "trajectories"
+DATA = TRAJECTORIES  # ../shared/data/trajectories
 SYNTHETIC = TESTS / "data" / "synthetic"
 VALUES = [None, 1, "x", [], {}, 1.5, True, [1], {"a": 1}]
 
@@ -60,11 +62,20 @@ def json_files(dest: Path, n: int, seed: int = 1) -> list[Path]:
     return out
 
 
+def _lines(path: Path) -> bool:
+    """Whether every non-blank line of ``path`` is a JSON value (Entire stores a Gemini CLI
+    session, one indented JSON document, as ``full.jsonl``)."""
+    try:
+        return all(json.loads(x) is not None for x in path.read_bytes().splitlines() if x.strip())
+    except ValueError:
+        return False
+
+
 def jsonl_files(dest: Path, n: int, seed: int = 3) -> list[Path]:
     """``n`` mutated copies of the JSONL samples (Claude Code, Codex, OpenHands V1 and eval
     output, real and synthetic): one to three lines mutated, or the file cut after a line."""
     rng = random.Random(seed)
-    files = [p for p in iter_files([DATA, SYNTHETIC]) if p.suffix == ".jsonl"]
+    files = [p for p in iter_files([DATA, SYNTHETIC]) if p.suffix == ".jsonl" and _lines(p)]
     parts = {part for p in files for part in p.parts}
     assert {"claude-code", "codex"} <= parts
     out = []

@@ -1,21 +1,20 @@
 """Harbor ATIF golden files (Terminus-2 and OpenHands writers). These are Scripted-LLM goldens:
 the numbers are placeholders, checked here only as parsing results."""
 
-from pathlib import Path
-
 import orjson
 import pytest
+from shared_data import TRAJECTORIES
 
 from agentpost.errors import InputError
 from agentpost.trajectory.importers import NotATrajectory
 from agentpost.trajectory.importing import import_file, import_paths
 from agentpost.trajectory.io import dumps
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "trajectories" / "atif" / "harbor-golden"
+DATA = TRAJECTORIES / "atif" / "harbor-golden"
 T2 = DATA / "terminus_2"
 
 
-def test_terminus_keystrokes_logprobs_and_steps():
+def test_terminus_keystrokes_logprobs_and_steps(shared_data):
     (t,) = import_file(T2 / "hello-world-timeout.trajectory.json")
     assert t.source.format == "atif" and t.agent == "terminus-2" and t.model == "openai/gpt-4o"
     assert [tt.step for tt in t.turns] == [2, 3, 4]
@@ -30,7 +29,7 @@ def test_terminus_keystrokes_logprobs_and_steps():
     assert len(lp.prompt_token_ids) == 100
 
 
-def test_mark_task_complete_is_control_and_parse_error_turn_kept():
+def test_mark_task_complete_is_control_and_parse_error_turn_kept(shared_data):
     (t,) = import_file(T2 / "hello-world-invalid-json.trajectory.json")
     assert t.totals.turns == 4 and t.totals.tool_calls == 3
     assert t.turns[0].tool_calls == []  # the parse-error turn has no call
@@ -40,7 +39,7 @@ def test_mark_task_complete_is_control_and_parse_error_turn_kept():
     assert (t.totals.input_tokens, t.totals.output_tokens) == (2417, 200)
 
 
-def test_continuation_stitched_and_copied_context_not_double_counted():
+def test_continuation_stitched_and_copied_context_not_double_counted(shared_data):
     (t,) = import_file(T2 / "hello-world-context-summarization-linear-history.trajectory.json")
     assert [tt.step for tt in t.turns] == [2, 3, 4, 5, 6, 7, 8]  # 3 + 4 after the copied steps
     assert t.totals.input_tokens == 682 + 750 + 820 + 1700 + 850 + 850 + 850
@@ -55,7 +54,7 @@ def test_continuation_stitched_and_copied_context_not_double_counted():
         import_file(T2 / "hello-world-context-summarization-linear-history.trajectory.cont-1.json")
 
 
-def test_summarization_parent_and_subagents():
+def test_summarization_parent_and_subagents(shared_data):
     (t,) = import_file(T2 / "hello-world-context-summarization.trajectory.json")
     assert t.totals.turns == 7 and t.totals.input_tokens == 6502
     assert len(t.metadata["subagents"]) == 3
@@ -67,7 +66,7 @@ def test_summarization_parent_and_subagents():
     assert a.metadata["parent_session_id"] == "NORMALIZED_SESSION_ID"
 
 
-def test_openhands_writer_source_call_id():
+def test_openhands_writer_source_call_id(shared_data):
     (t,) = import_file(DATA / "openhands" / "hello-world.trajectory.json")
     assert t.system_prompt.startswith("You are OpenHands agent")
     assert [c.kind for tt in t.turns for c in tt.tool_calls] == ["edit", "control"]
@@ -75,14 +74,14 @@ def test_openhands_writer_source_call_id():
     assert (t.totals.input_tokens, t.totals.output_tokens) == (220, 80)
 
 
-def test_folder_walk_gives_unique_ids():
+def test_folder_walk_gives_unique_ids(shared_data):
     report = import_paths([DATA])
     ids = [t.id for t in report.trajectories]
     assert len(ids) == len(set(ids)) == 8
     assert not report.errors and len(report.skipped) == 1
 
 
-def test_harbor_trial_result_joined(tmp_path):
+def test_harbor_trial_result_joined(shared_data, tmp_path):
     """Harbor's trial layout: ``<trial>/agent/trajectory.json`` beside ``<trial>/result.json``
     (the result file is written here by the test; the trajectory is the real golden)."""
     import json

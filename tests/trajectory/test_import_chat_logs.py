@@ -1,19 +1,18 @@
 """OpenAI chat-completions logs (litellm), message lists, and the Gemini CLI session file."""
 
-from pathlib import Path
-
 import orjson
 import pytest
+from shared_data import TRAJECTORIES
 
 from agentpost.errors import InputError
 from agentpost.trajectory.importing import import_file
 from agentpost.trajectory.io import dumps
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "trajectories"
+DATA = TRAJECTORIES
 LLM = DATA / "openai-chat" / "openhands-sdk" / "tests" / "fixtures" / "llm_data"
 
 
-def test_message_list_tool_calls_and_exit_codes():
+def test_message_list_tool_calls_and_exit_codes(shared_data):
     (t,) = import_file(LLM / "fncall-llm-message.json")
     assert t.source.format == "openai-chat"
     assert (t.totals.turns, t.totals.tool_calls) == (6, 6)
@@ -26,7 +25,7 @@ def test_message_list_tool_calls_and_exit_codes():
     assert t.turns[0].observations[0].exit_code is None
 
 
-def test_litellm_log_usage_cost_latency():
+def test_litellm_log_usage_cost_latency(shared_data):
     (t,) = import_file(
         LLM / "llm-logs" / "litellm_proxy__anthropic__claude-sonnet-4-20250514-1757015046.707.json"
     )
@@ -41,7 +40,7 @@ def test_litellm_log_usage_cost_latency():
     assert (t.totals.input_tokens, t.totals.output_tokens) == (6729, 199)
 
 
-def test_nonfncall_log_uses_native_messages_and_cached_tokens():
+def test_nonfncall_log_uses_native_messages_and_cached_tokens(shared_data):
     (t,) = import_file(
         LLM / "nonfncall-llm-logs" / "litellm_proxy__deepseek__deepseek-chat-1757015076.651.json"
     )
@@ -55,7 +54,7 @@ def test_nonfncall_log_uses_native_messages_and_cached_tokens():
     assert t.turns[-1].tool_calls[0].kind == "control"
 
 
-def test_gemini_cli_session():
+def test_gemini_cli_session(shared_data):
     (t,) = import_file(DATA / "gemini-cli" / "harbor-rfc-0001" / "gemini-cli-trajectory.json")
     assert t.source.format == "gemini-cli" and t.model == "gemini-2.0-flash"
     assert (t.totals.turns, t.totals.tool_calls) == (1, 0)
@@ -63,7 +62,7 @@ def test_gemini_cli_session():
     assert t.id == "cdd63974-c2a3-4f1c-931d-cce1db22ec03"
 
 
-def test_litellm_log_with_logprobs(tmp_path):
+def test_litellm_log_with_logprobs(shared_data, tmp_path):
     """``choices[].logprobs.content[].top_logprobs`` → column-wise ``Logprobs``. No real log
     has logprobs, so the logprobs block is added to a copy of a real one."""
     import json

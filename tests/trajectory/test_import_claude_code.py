@@ -1,6 +1,11 @@
-"""Claude Code session JSONL: real sessions (marot/spotter, MIT) and a labelled synthetic one.
+"""Claude Code session JSONL: two labelled synthetic sessions (tests/data/synthetic/claude-code).
 
-Figures checked by hand against an independent count of the raw lines (messages grouped by
+``-tmp-srv`` follows Claude Code 2.1.x as its real sessions look (marot/spotter's public
+fixtures, MIT, no longer kept in this repository: see tests/data/README.md): one line per content
+block with ``message.id`` repeated, usage logged while the response streams (no ``stop_reason``),
+``tool_result`` errors, and a compaction sidechain in ``subagents/agent-acompact-*.jsonl``.
+``-tmp-hello`` is a 2.0.x session with ``stop_reason`` on some messages, a Write edit and a Task
+sidechain. Figures below are counted from the lines as written (messages grouped by
 ``message.id``; input = input + cache creation + cache read; cached = cache read).
 """
 
@@ -9,56 +14,52 @@ from pathlib import Path
 from agentpost.trajectory.importers import detect
 from agentpost.trajectory.importing import import_file, import_paths
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "trajectories" / "claude-code"
-REAL = DATA / "marot-spotter" / "test" / "fixtures" / "transcripts"
-SYN = Path(__file__).resolve().parents[1] / "data" / "synthetic" / "claude-code" / "-tmp-hello"
+SYNTHETIC = Path(__file__).resolve().parents[1] / "data" / "synthetic" / "claude-code"
+STREAM = SYNTHETIC / "-tmp-srv" / "5e1c2d3f-4a5b-4c6d-8e7f-0a1b2c3d4e5f.jsonl"
+SYN = SYNTHETIC / "-tmp-hello"
 SESSION = "7f3a9c1e-2b4d-4e8a-9f10-3c5d6e7f8a90"
 
 
 def test_detected_from_the_first_line():
-    head = (REAL / "tool_heavy.jsonl").read_bytes()[:65536]
-    assert detect(REAL / "tool_heavy.jsonl", head) == "claude-code"
+    head = STREAM.read_bytes()[:65536]
+    assert detect(STREAM, head) == "claude-code"
 
 
-def test_real_session_calls_tools_and_tokens():
-    (t,) = import_file(REAL / "tool_heavy.jsonl")
-    # 9 assistant lines are 4 API responses (one line per content block)
-    assert (t.totals.turns, t.totals.tool_calls) == (4, 6)
+def test_streamed_session_calls_tools_and_tokens():
+    (t,) = import_file(STREAM)
+    # 6 assistant lines are 3 API responses (one line per content block)
+    assert (t.totals.turns, t.totals.tool_calls) == (3, 3)
     assert (t.model, t.agent_version) == ("claude-opus-4-6", "2.1.38")
-    assert t.instruction == "start phoenix in background"
-    assert [c.kind for tt in t.turns for c in tt.tool_calls][:2] == ["shell", "shell"]
-    assert sum(len(tt.observations) for tt in t.turns) == 6
-    assert (t.totals.input_tokens, t.totals.cached_tokens) == (105981, 88231)
+    assert t.instruction == "start the dev server in the background"
+    assert [c.kind for tt in t.turns for c in tt.tool_calls] == ["shell", "shell", "shell"]
+    assert sum(len(tt.observations) for tt in t.turns) == 3
+    assert (t.totals.input_tokens, t.totals.cached_tokens) == (9806, 8300)
     first = t.turns[0].usage
-    assert (first.input_tokens, first.cached_tokens) == (3 + 7883 + 17915, 17915)
+    assert (first.input_tokens, first.cached_tokens) == (3 + 1000 + 2000, 2000)
 
 
 def test_output_counts_logged_mid_stream_are_unknown_not_tiny():
     """Claude Code 2.x logs usage while the response streams; no line has ``stop_reason``, so
-    the output counts (27, 1, 11, 173) are lower bounds: null, marked unknown, kept aside."""
-    (t,) = import_file(REAL / "tool_heavy.jsonl")
+    the output counts (12, 5, 40) are lower bounds: null, marked unknown, kept aside."""
+    (t,) = import_file(STREAM)
     assert t.totals.output_tokens is None and t.totals.unknown == ["output_tokens"]
-    assert [tt.extra["output_tokens_at_least"] for tt in t.turns] == [27, 1, 11, 173]
+    assert [tt.extra["output_tokens_at_least"] for tt in t.turns] == [12, 5, 40]
     assert t.totals.reasoning_tokens is None  # Anthropic reports none
 
 
-def test_real_tool_errors_are_kept():
-    (t,) = import_file(REAL / "short.jsonl")
-    assert (t.totals.turns, t.totals.tool_calls) == (1, 2)
-    assert [o.is_error for o in t.turns[0].observations] == [True, True]
+def test_tool_errors_are_kept():
+    (t,) = import_file(STREAM)
+    assert [[o.is_error for o in tt.observations] for tt in t.turns] == [[False, True], [True], []]
 
 
-def test_real_subagent_files_are_sidechains_of_their_session():
-    r = import_paths([REAL / "ae4a77f8-aedd-4bc1-888f-c94edc91af04"])
+def test_compaction_subagent_is_a_sidechain_of_its_session():
+    r = import_paths([STREAM.parent / STREAM.stem])
     assert not r.errors
-    by_agent = {t.metadata["agent_id"]: t for t in r.trajectories}
-    assert set(by_agent) == {"aac57f5", "acompact-946d2b"}
-    sub = by_agent["aac57f5"]
-    assert sub.metadata["parent_session_id"] == "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
-    assert (sub.totals.turns, sub.totals.tool_calls, sub.totals.input_tokens) == (3, 12, 50496)
-    assert sub.totals.cached_tokens == 29274
-    compact = by_agent["acompact-946d2b"]
-    assert (compact.totals.turns, compact.totals.input_tokens) == (1, 139534)
+    (compact,) = r.trajectories
+    assert compact.metadata["agent_id"] == "acompact-5e1c2d"
+    assert compact.metadata["parent_session_id"] == STREAM.stem
+    assert (compact.totals.turns, compact.totals.input_tokens) == (1, 10 + 6800)
+    assert compact.totals.cached_tokens == 6800
 
 
 def test_synthetic_session_blocks_usage_and_errors():

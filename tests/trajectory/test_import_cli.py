@@ -11,13 +11,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from shared_data import TRAJECTORIES
 
 from agentpost.trajectory.importers import FORMATS
 from agentpost.trajectory.importing import iter_files
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "trajectories"
+DATA = TRAJECTORIES
 BIN = Path(sys.executable).with_name("agentpost")
-SYNTHETIC_ONLY = {"terminus-episodes"}
+# no public, licensed real file in ../shared/data yet (codex: asked for; tests/data/README.md)
+SYNTHETIC_ONLY = {"terminus-episodes", "codex"}
 
 
 def run(*args, env=None):
@@ -25,16 +27,16 @@ def run(*args, env=None):
 
 
 @pytest.fixture(scope="module")
-def imported(tmp_path_factory):
+def imported(shared_data, tmp_path_factory):
     out = tmp_path_factory.mktemp("imp") / "all.jsonl"
     r = run("import", DATA, "-o", out)
     assert r.returncode == 0, r.stderr
     return out, r
 
 
-def test_every_real_file_imports(imported):
+def test_every_real_file_imports(shared_data, imported):
     out, r = imported
-    # 8 companions skipped today: one ATIF continuation, three SWE-bench reports, the
+    # 9 companions skipped today: one ATIF continuation, four SWE-bench reports, the
     # exit-status index, two predictions files, an OpenHands V1 state without its events.
     n = int(r.stdout.split("imported ", 1)[1].split()[0])
     assert n >= 27 and "failed 0" in r.stdout
@@ -47,7 +49,7 @@ def test_every_real_file_imports(imported):
         assert f"{name} " in by_fmt, name
     skipped = [line for line in r.stdout.splitlines() if line.startswith("skipped: ")]
     files = int(r.stdout.split(" files", 1)[0].rsplit(" ", 1)[1])
-    assert files == len(iter_files([DATA])) and len(skipped) == 8  # companions, not errors
+    assert files == len(iter_files([DATA])) and len(skipped) == 9  # companions, not errors
 
 
 def test_round_trip_is_identical(imported, tmp_path):
@@ -129,7 +131,7 @@ def _bad_inputs(d: Path) -> dict[str, str]:
     }
 
 
-def test_each_bad_input_one_line_error(tmp_path):
+def test_each_bad_input_one_line_error(shared_data, tmp_path):
     cases = _bad_inputs(tmp_path)
     for name, place in cases.items():
         r = run("import", tmp_path / name, "-o", tmp_path / "out.jsonl")
@@ -140,7 +142,7 @@ def test_each_bad_input_one_line_error(tmp_path):
         assert f"{tmp_path / name}: {place}" in lines[0], (name, lines[0])
 
 
-def test_wrong_format_flag_names_missing_field(tmp_path):
+def test_wrong_format_flag_names_missing_field(shared_data, tmp_path):
     gem = DATA / "gemini-cli" / "harbor-rfc-0001" / "gemini-cli-trajectory.json"
     r = run("import", gem, "--format", "atif", "-o", tmp_path / "o.jsonl")
     assert r.returncode != 0 and "Traceback" not in r.stderr
@@ -149,7 +151,7 @@ def test_wrong_format_flag_names_missing_field(tmp_path):
     assert r.returncode != 0 and "unknown format 'nope'" in r.stderr
 
 
-def test_folder_with_bad_files_imports_the_good_ones(tmp_path):
+def test_folder_with_bad_files_imports_the_good_ones(shared_data, tmp_path):
     bad = _bad_inputs(tmp_path)
     shutil.copy(
         DATA / "gemini-cli" / "harbor-rfc-0001" / "gemini-cli-trajectory.json",
@@ -199,7 +201,7 @@ def test_custom_importer_by_dotted_path(tmp_path):
     assert line["id"] == "bot" and line["totals"]["turns"] == 2 and line["source"]["format"] == "my"
 
 
-def test_keep_raw_flag(tmp_path):
+def test_keep_raw_flag(shared_data, tmp_path):
     gem = DATA / "gemini-cli" / "harbor-rfc-0001" / "gemini-cli-trajectory.json"
     run("import", gem, "-o", tmp_path / "a.jsonl")
     run("import", gem, "--keep-raw", "-o", tmp_path / "b.jsonl")

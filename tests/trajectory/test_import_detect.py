@@ -3,12 +3,13 @@
 from pathlib import Path
 
 import pytest
+from shared_data import TRAJECTORIES, params
 
 from agentpost.errors import InputError
 from agentpost.trajectory.importers import FORMATS, NotATrajectory, detect, get_importer
 from agentpost.trajectory.importing import HEAD, iter_files
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "trajectories"
+DATA = TRAJECTORIES
 
 EXPECTED = {  # top folder (or file) → format
     "atif": "atif",
@@ -24,8 +25,9 @@ EXPECTED = {  # top folder (or file) → format
     "more-real/swe-agent": "swe-agent",
     "more-real/openhands/tests/runtime": "openhands-v0",
     "more-real/openhands/tests/unit/resolver": "openhands-eval",
-    "claude-code": "claude-code",
-    "codex": "codex",
+    "more-real/openhands-sdk/tests/fixtures/llm_data": "openai-chat",
+    "wave3/claude-code": "claude-code",
+    "wave3/gemini-cli": "gemini-cli",
 }
 COMPANIONS = {
     "report.json",
@@ -45,8 +47,10 @@ def _expected(path: Path) -> str:
     )
 
 
-@pytest.mark.parametrize("path", iter_files([DATA]), ids=lambda p: p.name[:40])
-def test_head_detection_on_real_samples(path):
+@pytest.mark.parametrize(
+    "path", params(lambda: iter_files([DATA])), ids=lambda p: p.name[:40] if p else "-"
+)
+def test_head_detection_on_real_samples(shared_data, path):
     head = path.read_bytes()[:HEAD]
     if path.name in COMPANIONS:
         with pytest.raises(NotATrajectory):
@@ -72,7 +76,7 @@ def test_empty_and_binary_heads_are_errors(tmp_path):
         detect(tmp_path / "b.json", b'{"a\x00')
 
 
-def test_odd_inputs_name_the_right_place(tmp_path):
+def test_odd_inputs_name_the_right_place(shared_data, tmp_path):
     """A byte-order mark is skipped; errors name the JSON path of a bare list and the line of
     an unknown JSONL file."""
     from agentpost.trajectory.importing import import_file

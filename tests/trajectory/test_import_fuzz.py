@@ -4,20 +4,20 @@ model that serialises with a type warning."""
 
 import random
 import warnings
-from pathlib import Path
 
 import mutated_inputs
 import pytest
+from shared_data import TRAJECTORIES
 
 from agentpost.errors import InputError
 from agentpost.trajectory.importers import NotATrajectory
 from agentpost.trajectory.importing import import_file, iter_files
 from agentpost.trajectory.io import dumps
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "trajectories"
+DATA = TRAJECTORIES
 
 
-def test_mutated_samples_never_crash(tmp_path):
+def test_mutated_samples_never_crash(shared_data, tmp_path):
     outcomes = {"ok": 0, "input_error": 0}
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -34,7 +34,7 @@ def test_mutated_samples_never_crash(tmp_path):
     assert outcomes["ok"] > 50 and outcomes["input_error"] > 10, outcomes
 
 
-def test_every_real_file_cut_short_is_a_one_line_error(tmp_path):
+def test_every_real_file_cut_short_is_a_one_line_error(shared_data, tmp_path):
     """Each real sample truncated at three random points: an ``InputError`` naming the file
     (or, for a JSONL cut at a line end, fewer trajectories), never another exception."""
     rng = random.Random(2)
@@ -55,7 +55,7 @@ def test_every_real_file_cut_short_is_a_one_line_error(tmp_path):
     assert errors >= 60, errors
 
 
-def test_mutated_jsonl_lines_never_crash(tmp_path):
+def test_mutated_jsonl_lines_never_crash(shared_data, tmp_path):
     """The JSONL formats (Claude Code, Codex, OpenHands V1 and eval output), real and synthetic:
     one to three lines mutated, or the file cut after a random line."""
     outcomes = {"ok": 0, "input_error": 0}
@@ -88,11 +88,11 @@ def _catch_all(src, lines: list[bytes], k: int, dest) -> bool:
     return False
 
 
-def test_a_jsonl_file_of_the_wrong_shape_names_its_first_bad_line(tmp_path):
+def test_a_jsonl_file_of_the_wrong_shape_names_its_first_bad_line(shared_data, tmp_path):
     """A JSONL line of a shape no importer check names (the catch-all "not a valid X file")
     is reported at ``line N``: the first N lines fail that way, the first N-1 do not."""
     named = 0
-    for i, src in enumerate(mutated_inputs.jsonl_files(tmp_path / "m", 400, seed=7)):
+    for i, src in enumerate(mutated_inputs.jsonl_files(tmp_path / "m", 800, seed=7)):
         try:
             import_file(src)
             continue

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from shared_data import TRAJECTORIES
+
 from agentpost.trajectory.importing import import_paths
 
 SYN = Path(__file__).resolve().parents[1] / "data" / "synthetic"
@@ -133,10 +135,10 @@ def test_job_folders_import_with_exit_0(tmp_path):
         assert out.returncode == 0 and "failed 0" in out.stdout, out.stdout + out.stderr
 
 
-def test_episode_logs_beside_an_atif_trajectory_are_not_counted_twice(tmp_path):
+def test_episode_logs_beside_an_atif_trajectory_are_not_counted_twice(shared_data, tmp_path):
     trial = tmp_path / "job" / "t1"
     shutil.copytree(T2_TRIAL, trial)
-    golden = Path(__file__).resolve().parents[1] / "data" / "trajectories" / "atif"
+    golden = TRAJECTORIES / "atif"
     atif = golden / "harbor-golden" / "terminus_2" / "hello-world-invalid-json.trajectory.json"
     shutil.copy(atif, trial / "agent" / "trajectory.json")
     r = import_paths([trial])

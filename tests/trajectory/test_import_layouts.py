@@ -175,3 +175,18 @@ def test_an_unknown_layout_of_a_known_scaffold_is_an_error_naming_the_fields(tmp
     with pytest.raises(InputError) as e:
         import_file(f)
     assert e.value.where == "$.message.content" and "content blocks" in e.value.message
+
+
+def test_a_json_list_of_v1_events_is_read_as_v1_not_v0(tmp_path):
+    """A V1 ``ActionEvent`` has an ``action`` and a ``source``: a list of them looked like a
+    v0 event list (and failed with "unhashable type: 'dict'")."""
+    events = sorted((SYN / "openhands-v1-early").rglob("event-*.json"))
+    f = tmp_path / "conversation.json"
+    f.write_text(json.dumps([json.loads(p.read_text()) for p in events], indent=2))
+    (t,) = import_file(f)
+    assert (t.source.format, t.totals.turns, t.totals.tool_calls) == ("openhands-v1", 4, 5)
+    assert [o.exit_code for x in t.turns for o in x.observations] == [1, None, None, 0, None]
+    page = tmp_path / "page.json"  # a page of the agent server's event search
+    page.write_text(json.dumps({"items": json.loads(f.read_text()), "next_page_id": None}))
+    (t,) = import_file(page, "openhands-v1")
+    assert t.totals.tool_calls == 5

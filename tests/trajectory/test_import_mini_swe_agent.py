@@ -5,9 +5,11 @@ assistant message)."""
 
 from pathlib import Path
 
+from shared_data import TRAJECTORIES
+
 from agentpost.trajectory.importing import import_file
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "trajectories"
+DATA = TRAJECTORIES
 RUN = DATA / "mini-swe-agent" / "swebench-bash-only_gemini-3-pro"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
@@ -18,7 +20,7 @@ def _one(path):
     return trajs[0]
 
 
-def test_v1_resolved_run_with_report_joined():
+def test_v1_resolved_run_with_report_joined(shared_data):
     t = _one(RUN / "trajs" / "django__django-16255" / "django__django-16255.traj.json")
     assert t.source.format == "mini-swe-agent"
     assert (t.totals.turns, t.totals.tool_calls) == (17, 17)
@@ -41,7 +43,7 @@ def test_v1_resolved_run_with_report_joined():
     assert t.model == "google/gemini-3-pro-preview" and t.agent_version == "1.15.0"
 
 
-def test_v1_unresolved_run():
+def test_v1_unresolved_run(shared_data):
     t = _one(RUN / "trajs" / "django__django-10999" / "django__django-10999.traj.json")
     assert (t.totals.turns, t.totals.tool_calls) == (18, 18)
     assert (t.totals.input_tokens, t.totals.output_tokens, t.totals.cached_tokens) == (
@@ -56,7 +58,7 @@ def test_v1_unresolved_run():
     assert [o.exit_code for tt in t.turns for o in tt.observations][:17] == [0] * 17
 
 
-def test_harbor_rfc_sample_with_content_parts():
+def test_harbor_rfc_sample_with_content_parts(shared_data):
     t = _one(DATA / "mini-swe-agent" / "harbor-rfc-0001" / "mini-swe-agent-trajectory.json")
     assert (t.totals.turns, t.totals.tool_calls) == (3, 3)
     assert (t.totals.input_tokens, t.totals.output_tokens, t.totals.cached_tokens) == (2512, 199, 0)
@@ -88,7 +90,7 @@ def test_v2_synthetic_layout():
     assert t.model == "openai/gpt-5-mini"
 
 
-def test_exit_status_index_is_skipped_not_an_error():
+def test_exit_status_index_is_skipped_not_an_error(shared_data):
     import pytest
 
     from agentpost.trajectory.importers import NotATrajectory

@@ -24,14 +24,16 @@ needs_build = pytest.mark.skipif(not COMPILED, reason=f"import runs {_native.sta
 def _interpreted(paths: list[Path]) -> list[list]:
     """``mutated_inputs.outcomes`` in a child process that runs the ``.py`` sources."""
     code = (
-        "import json, sys; sys.path.insert(0, sys.argv[1]); import mutated_inputs as m\n"
+        # tests/trajectory (mutated_inputs) and tests/ (shared_data, which mutated_inputs reads)
+        "import json, sys; sys.path[:0] = [sys.argv[1], sys.argv[2]]\n"
+        "import mutated_inputs as m\n"
         "from agentpost.trajectory import _native\n"
         "assert _native.status().startswith('interpreted'), _native.status()\n"
         "paths = [m.Path(p) for p in sys.stdin.read().splitlines()]\n"
         "sys.stdout.write(json.dumps(m.outcomes(paths)))\n"
     )
     r = subprocess.run(
-        [sys.executable, "-c", code, str(HERE)],
+        [sys.executable, "-c", code, str(HERE), str(HERE.parent)],
         input="\n".join(map(str, paths)),
         capture_output=True,
         text=True,
@@ -60,7 +62,7 @@ def test_the_compiled_build_is_in_use():
 
 
 @needs_build
-def test_every_sample_imports_the_same_compiled_and_interpreted():
+def test_every_sample_imports_the_same_compiled_and_interpreted(shared_data):
     kinds = _assert_same(_native_samples())
     assert kinds["ok"] > 40, kinds
 
@@ -72,7 +74,7 @@ def _native_samples() -> list[Path]:
 
 
 @needs_build
-def test_mutated_samples_import_the_same_compiled_and_interpreted(tmp_path):
+def test_mutated_samples_import_the_same_compiled_and_interpreted(shared_data, tmp_path):
     paths = mutated_inputs.json_files(tmp_path / "json", 400, seed=11)
     paths += mutated_inputs.jsonl_files(tmp_path / "jsonl", 200, seed=12)
     kinds = _assert_same(paths)

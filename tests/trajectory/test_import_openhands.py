@@ -3,17 +3,16 @@
 Expected numbers were summed by hand from the raw files: per-response ``usage`` for event
 lists, ``metrics.token_usages`` for the evaluation output, the last ``stats`` snapshot for V1."""
 
-from pathlib import Path
-
 import pytest
+from shared_data import TRAJECTORIES
 
 from agentpost.trajectory.importing import import_file
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "trajectories" / "openhands"
+DATA = TRAJECTORIES / "openhands"
 V0 = DATA / "v0"
 
 
-def test_v0_event_list_with_exit_code_and_cache():
+def test_v0_event_list_with_exit_code_and_cache(shared_data):
     (t,) = import_file(V0 / "tests" / "runtime" / "trajs" / "wrong_initial_state.json")
     assert t.source.format == "openhands-v0"
     assert (t.totals.turns, t.totals.tool_calls) == (4, 4)
@@ -32,14 +31,14 @@ def test_v0_event_list_with_exit_code_and_cache():
     assert t.turns[-1].tool_calls[0].kind == "control"  # finish
 
 
-def test_v0_edit_is_kind_edit():
+def test_v0_edit_is_kind_edit(shared_data):
     (t,) = import_file(V0 / "tests" / "runtime" / "trajs" / "basic.json")
     assert t.totals.turns == 2
     assert t.turns[0].tool_calls[0].kind == "edit"
     assert t.turns[0].tool_calls[0].arguments["command"] == "create"
 
 
-def test_harbor_rfc_event_list_reasoning_tokens():
+def test_harbor_rfc_event_list_reasoning_tokens(shared_data):
     (t,) = import_file(DATA / "harbor-rfc-0001" / "openhands_trajectory.json")
     assert t.totals.turns == 2
     assert (t.totals.input_tokens, t.totals.output_tokens) == (5863 + 5996, 1042 + 44)
@@ -47,7 +46,7 @@ def test_harbor_rfc_event_list_reasoning_tokens():
     assert t.turns[0].observations[0].text.endswith("Content: Hello, world!")
 
 
-def test_eval_output_one_trajectory_per_line():
+def test_eval_output_one_trajectory_per_line(shared_data):
     trajs = import_file(
         V0 / "evaluation" / "benchmarks" / "multi_swe_bench" / "examples" / "output.jsonl"
     )
@@ -77,7 +76,7 @@ def test_eval_output_one_trajectory_per_line():
     assert trajs[0].outcome.resolved is None  # inference output only: no evaluator ran
 
 
-def test_v1_sdk_events_running_total_diff():
+def test_v1_sdk_events_running_total_diff(shared_data):
     (t,) = import_file(
         DATA / "v1-sdk" / "tests" / "sdk" / "conversation" / "goal" / "fixtures" / "events.jsonl"
     )
@@ -111,7 +110,7 @@ def _strip(rec, per_call: bool):
     return rec
 
 
-def test_eval_usage_fallbacks(tmp_path):
+def test_eval_usage_fallbacks(shared_data, tmp_path):
     """Without per-response usage: ``metrics.token_usages`` (reported), then the cumulative
     ``llm_metrics`` differences (running_total_diff) give the same sums."""
     import json
@@ -127,7 +126,7 @@ def test_eval_usage_fallbacks(tmp_path):
         assert t.turns[0].usage.input_tokens == 5920
 
 
-def test_v1_persisted_conversation_folder(tmp_path):
+def test_v1_persisted_conversation_folder(shared_data, tmp_path):
     """The SDK persists a conversation as ``<id>/events/event-NNNNN-<event id>.json`` (one event
     per file) beside ``<id>/base_state.json``. The real ``events.jsonl`` laid out that way
     imports as one trajectory with the same numbers; a bad event file is named on its own."""
@@ -163,7 +162,7 @@ def test_v1_persisted_conversation_folder(tmp_path):
         import_events(sorted(events.iterdir()))
 
 
-def test_v0_response_logprobs(tmp_path):
+def test_v0_response_logprobs(shared_data, tmp_path):
     """``model_response.choices[0].logprobs`` (when the server sent them) go to the turn. No
     real OpenHands log has them, so a logprobs block is added to a copy of a real one."""
     import json

@@ -6,17 +6,18 @@ from pathlib import Path
 
 import orjson
 import pytest
+from shared_data import TRAJECTORIES
 
 from agentpost.trajectory.importing import import_paths
 from agentpost.trajectory.io import dumps
 from agentpost.trajectory.model import Trajectory
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "trajectories"
+DATA = TRAJECTORIES
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
 @pytest.mark.parametrize("keep_raw", [False, True])
-def test_constructed_equals_validated(keep_raw):
+def test_constructed_equals_validated(shared_data, keep_raw):
     report = import_paths([DATA, FIXTURES], keep_raw=keep_raw)
     assert not report.errors and len(report.trajectories) >= 28
     with warnings.catch_warnings():

@@ -11,15 +11,14 @@ folder is absent.
 - OpenHands SDK ``nonfncall-llm-message.json``: 4 assistant messages with one tool call each
   and 4 tool messages."""
 
-from pathlib import Path
-
 import pytest
+from shared_data import TRAJECTORIES, needed
 
 from agentpost.trajectory.importing import import_file
 from agentpost.trajectory.render import partial_fields
 
-MORE = Path(__file__).resolve().parents[3] / "shared" / "data" / "trajectories" / "more-real"
-pytestmark = pytest.mark.skipif(not MORE.is_dir(), reason=f"the shared data is absent ({MORE})")
+MORE = TRAJECTORIES / "more-real"
+pytestmark = needed
 MINI = MORE / "mini-swe-agent" / "swebench_results" / "20251118_gemini-3-pro-74pct" / "trajs"
 CTF = MORE / "swe-agent" / "trajectories" / "demonstrations" / "ctf"
 

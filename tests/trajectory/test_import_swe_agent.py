@@ -1,14 +1,13 @@
 """SWE-agent ``.traj``: 0.x, 1.x function calling, a history-only demonstration, and the
 predictions file beside a run. Run-level tokens come from ``info.model_stats``."""
 
-from pathlib import Path
-
 import pytest
+from shared_data import TRAJECTORIES
 
 from agentpost.trajectory.importers import NotATrajectory
 from agentpost.trajectory.importing import import_file
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "trajectories" / "swe-agent"
+DATA = TRAJECTORIES / "swe-agent"
 TEST_TRAJS = DATA / "tests" / "test_data" / "trajectories"
 DEMOS = DATA / "trajectories" / "demonstrations"
 
@@ -18,7 +17,7 @@ def _one(path):
     return t
 
 
-def test_v0_run_totals_from_model_stats():
+def test_v0_run_totals_from_model_stats(shared_data):
     t = _one(next(TEST_TRAJS.glob("gpt4__swe-agent__test-repo*/swe-agent__test-repo-i1.traj")))
     assert t.source.format == "swe-agent"
     assert (t.totals.turns, t.totals.tool_calls) == (5, 5)
@@ -32,7 +31,7 @@ def test_v0_run_totals_from_model_stats():
     assert t.outcome.details["exit_status"] == "submitted"
 
 
-def test_v0_twelve_steps_with_edits():
+def test_v0_twelve_steps_with_edits(shared_data):
     t = _one(next(TEST_TRAJS.glob("gpt4__swe-bench-dev-easy*/pydicom__pydicom-1458.traj")))
     assert t.totals.turns == 12
     kinds = [tt.tool_calls[0].kind for tt in t.turns]
@@ -40,7 +39,7 @@ def test_v0_twelve_steps_with_edits():
     assert kinds.count("edit") >= 2
 
 
-def test_v1_function_calling_replay():
+def test_v1_function_calling_replay(shared_data):
     t = _one(next(DEMOS.glob("replay__marshmallow*/marshmallow-code__marshmallow-1867.traj")))
     assert (t.totals.turns, t.totals.tool_calls) == (11, 11)
     first = t.turns[0].tool_calls[0]
@@ -54,7 +53,7 @@ def test_v1_function_calling_replay():
     assert t.model == "gpt-4o"  # replay_config.agent.model.name
 
 
-def test_history_only_demonstration():
+def test_history_only_demonstration(shared_data):
     t = _one(DEMOS / "function_calling_simple.traj")
     assert (t.totals.turns, t.totals.tool_calls) == (5, 5)
     assert t.totals.input_tokens is None and t.totals.usage_source is None
@@ -63,6 +62,6 @@ def test_history_only_demonstration():
     assert obs.text.startswith('Found 1 matches for "missing_colon.py"')
 
 
-def test_predictions_file_is_skipped():
+def test_predictions_file_is_skipped(shared_data):
     with pytest.raises(NotATrajectory):
         import_file(next(TEST_TRAJS.glob("*/all_preds.jsonl")))

@@ -10,18 +10,16 @@ line, and the output count of the lines that carry a ``stop_reason`` (the only f
 ``finals`` between 1 and turns - 1) showed such a partial output sum as the total."""
 
 import json
-from pathlib import Path
 
 import pytest
+from shared_data import TRAJECTORIES, needed
 
 from agentpost.trajectory.coverage import coverage, shortfalls
 from agentpost.trajectory.importing import import_file
 from agentpost.trajectory.render import partial_fields, stats_row
 
-WAVE3 = Path(__file__).resolve().parents[3] / "shared" / "data" / "trajectories" / "wave3"
-pytestmark = pytest.mark.skipif(
-    not WAVE3.is_dir(), reason=f"the shared data folder is absent ({WAVE3})"
-)
+WAVE3 = TRAJECTORIES / "wave3"
+pytestmark = needed
 CC = WAVE3 / "claude-code" / "entireio__cli"
 GEMINI = WAVE3 / "gemini-cli" / "entireio__cli"
 

@@ -1,17 +1,25 @@
 """Issue 17: each case found on real logs nobody here wrote, tested on the file that showed it
 (or, where that file cannot be had, a labelled synthetic one that follows the same source)."""
 
+import shutil
 from pathlib import Path
+
+from shared_data import TRAJECTORIES
 
 from agentpost.hero.behaviours import turn_has_error
 from agentpost.trajectory.importing import import_file, import_paths
 from agentpost.trajectory.model import Observation
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "trajectories"
+DATA = TRAJECTORIES
 SYN = Path(__file__).resolve().parents[1] / "data" / "synthetic"
 MORE = DATA / "more-real"
 GEMINI = SYN / "gemini-cli" / "session-2025-10-01T10-00-synthetic.json"
-LLM_LOGS = DATA / "openai-chat" / "openhands-sdk" / "tests" / "fixtures" / "llm_data" / "llm-logs"
+# one conversation's six per-call litellm logs (one folder in the source repository; shared/data
+# keeps four of them under more-real/)
+LLM_LOGS = [
+    d / "openhands-sdk" / "tests" / "fixtures" / "llm_data" / "llm-logs"
+    for d in (DATA / "openai-chat", MORE)
+]
 
 
 def test_gemini_observations_are_what_the_model_saw():
@@ -41,9 +49,13 @@ def test_gemini_error_none_line_is_not_a_tool_error():
     assert turn_has_error(failed) is True
 
 
-def test_litellm_call_logs_of_one_conversation_are_one_trajectory():
+def test_litellm_call_logs_of_one_conversation_are_one_trajectory(shared_data, tmp_path):
     """6 litellm files (one per call) were 6 trajectories with 21 turns."""
-    r = import_paths([LLM_LOGS])
+    logs = tmp_path / "llm-logs"
+    logs.mkdir()
+    for f in sorted(p for d in LLM_LOGS for p in d.glob("*.json")):
+        shutil.copy(f, logs)
+    r = import_paths([logs])
     assert not r.errors and len(r.trajectories) == 1
     (t,) = r.trajectories
     assert (t.totals.turns, t.totals.tool_calls) == (6, 6)
@@ -54,7 +66,7 @@ def test_litellm_call_logs_of_one_conversation_are_one_trajectory():
     assert t.instruction is not None and t.turns[0].usage.source == "reported"
 
 
-def test_swe_agent_model_from_replay_config():
+def test_swe_agent_model_from_replay_config(shared_data):
     (t,) = import_file(
         next((MORE / "swe-agent" / "tests").rglob("6e44b9__sweagenttestrepo-1c2844.traj"))
     )
@@ -62,7 +74,7 @@ def test_swe_agent_model_from_replay_config():
     assert (t.totals.input_tokens, t.totals.output_tokens) == (7141, 243)  # real counts stay
 
 
-def test_swe_agent_placeholder_zero_tokens_are_unknown():
+def test_swe_agent_placeholder_zero_tokens_are_unknown(shared_data):
     """humanevalfix: api_calls 0, tokens 0 (a demonstration no model made)."""
     (t,) = import_file(next((MORE / "swe-agent").rglob("humanevalfix-python-0.traj")))
     assert t.totals.input_tokens is None and t.totals.output_tokens is None
@@ -70,7 +82,7 @@ def test_swe_agent_placeholder_zero_tokens_are_unknown():
     assert t.totals.usage_source is None
 
 
-def test_partial_usage_says_partial():
+def test_partial_usage_says_partial(shared_data):
     """OpenHands eval output: failed calls are left out of token_usages (turns without usage)."""
     src = DATA / "openhands" / "v0" / "evaluation" / "benchmarks" / "multi_swe_bench" / "examples"
     trajs = import_file(src / "output.jsonl")
@@ -84,12 +96,12 @@ def test_partial_usage_says_partial():
     )
 
 
-def test_openhands_final_agent_state_is_the_exit_status():
+def test_openhands_final_agent_state_is_the_exit_status(shared_data):
     (t,) = import_file(MORE / "openhands" / "tests" / "runtime" / "trajs" / "basic_gui_mode.json")
     assert t.outcome.details["exit_status"] == "awaiting_user_input"
 
 
-def test_openhands_resolver_output_imports():
+def test_openhands_resolver_output_imports(shared_data):
     src = MORE / "openhands" / "tests" / "unit" / "resolver" / "mock_output" / "output.jsonl"
     trajs = import_file(src)
     assert [t.id for t in trajs] == ["neubig/pr-viewer#5", "neubig/pr-viewer#1"]
@@ -99,7 +111,7 @@ def test_openhands_resolver_output_imports():
     assert first.outcome.details["resolver_success"] is True and first.outcome.resolved is None
 
 
-def test_a_totals_field_is_never_a_placeholder_zero():
+def test_a_totals_field_is_never_a_placeholder_zero(shared_data):
     """Across every sample: a zero token total is a real zero only where turns report it."""
     r = import_paths([DATA, SYN])
     assert not r.errors

@@ -1,23 +1,24 @@
 """Multiprocess import: the same trajectories, ids, order, skips and errors as one process.
 
-Imports the real samples (tests/data/trajectories, provenance beside them) plus two broken
+Imports the real samples (../shared/data/trajectories, provenance beside them) plus two broken
 files, once serially and once in 2 spawned workers, and compares the canonical bytes."""
 
 import shutil
-from pathlib import Path
+
+from shared_data import TRAJECTORIES
 
 from agentpost.trajectory.importing import import_paths
 from agentpost.trajectory.io import dumps
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "trajectories"
+DATA = TRAJECTORIES
 
 
-def test_two_workers_match_one_process(tmp_path):
+def test_two_workers_match_one_process(shared_data, tmp_path):
     shutil.copytree(DATA, tmp_path / "data")
     (tmp_path / "data" / "broken.json").write_bytes(b'{"messages": [')
     (tmp_path / "data" / "empty.jsonl").write_bytes(b"\n \n")
     # a duplicate copy makes ids clash, so the dedup suffixes must come out the same too
-    shutil.copytree(DATA / "codex", tmp_path / "data" / "codex-again")
+    shutil.copytree(DATA / "gemini-cli", tmp_path / "data" / "gemini-cli-again")
     serial = import_paths([tmp_path / "data"])
     parallel = import_paths([tmp_path / "data"], workers=2)
     assert len(serial.trajectories) >= 27
@@ -30,7 +31,7 @@ def test_two_workers_match_one_process(tmp_path):
     assert any("empty.jsonl" in x and "empty file" in x for x in lines)
 
 
-def test_a_killed_worker_costs_speed_not_output(monkeypatch):
+def test_a_killed_worker_costs_speed_not_output(shared_data, monkeypatch):
     """SIGKILL every worker mid-import (what the OOM killer does): the chunks in flight and
     all later ones are imported in the parent, and the results are still the serial ones."""
     import multiprocessing

@@ -10,8 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from shared_data import TRAJECTORIES  # noqa: E402
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "trajectories"
+DATA = TRAJECTORIES
 BIN = Path(sys.executable).with_name("agentpost")
 GEMINI = DATA / "gemini-cli" / "harbor-rfc-0001" / "gemini-cli-trajectory.json"
 EVAL = DATA / "openhands" / "v0" / "evaluation" / "benchmarks" / "multi_swe_bench" / "examples"
@@ -25,7 +26,7 @@ def run(*args):
 
 
 @pytest.fixture(scope="module")
-def canonical(tmp_path_factory):
+def canonical(shared_data, tmp_path_factory):
     """The multi-SWE-bench eval output (3 long real trajectories) as canonical JSONL."""
     out = tmp_path_factory.mktemp("canon") / "eval.jsonl"
     r = run("import", EVAL / "output.jsonl", "-o", out)
@@ -59,7 +60,7 @@ def _bad_canonical(d: Path, good: Path) -> dict[str, tuple[Path, str]]:
 
 
 @pytest.mark.parametrize("command", ["stats", "show"])
-def test_bad_canonical_files_give_one_line_errors(command, canonical, tmp_path):
+def test_bad_canonical_files_give_one_line_errors(shared_data, command, canonical, tmp_path):
     for case, (path, place) in _bad_canonical(tmp_path, canonical).items():
         r = run(command, path)
         assert r.returncode != 0, case
@@ -69,7 +70,7 @@ def test_bad_canonical_files_give_one_line_errors(command, canonical, tmp_path):
         assert lines[0].startswith(f"error: {path}: {place}"), (case, lines[0])
 
 
-def test_output_inside_the_walked_folder_is_not_reimported(tmp_path):
+def test_output_inside_the_walked_folder_is_not_reimported(shared_data, tmp_path):
     shutil.copy(GEMINI, tmp_path / "g.json")
     for _ in range(2):
         r = run("import", tmp_path, "-o", tmp_path / "out.jsonl")
@@ -86,7 +87,7 @@ def test_folder_without_candidate_files_is_an_error(tmp_path):
     assert not (tmp_path / "out.jsonl").exists()
 
 
-def test_unwritable_output_is_one_line_error_and_leaves_nothing(tmp_path):
+def test_unwritable_output_is_one_line_error_and_leaves_nothing(shared_data, tmp_path):
     (tmp_path / "taken").mkdir()
     for out, why in ((tmp_path / "taken", "Is a directory"), (GEMINI / "x.jsonl", "File exists")):
         r = run("import", GEMINI, "-o", out)

@@ -43,7 +43,7 @@ from agentpost.replay.model import (
     ReplayLog,
     ReplayResult,
 )
-from agentpost.sandbox.base import Backend, Sandbox
+from agentpost.sandbox.base import Backend, Sandbox, SandboxSpec
 from agentpost.tasks.evaluate import evaluate, prepare, spec_for
 from agentpost.tasks.model import Task
 from agentpost.trajectory.calls import call_outputs
@@ -164,9 +164,11 @@ def replay(
     task: Task,
     upto: tuple[int, int] | None = None,
     backend: Backend | None = None,
+    spec: SandboxSpec | None = None,
     **kwargs: Any,
 ) -> ReplayResult:
-    """Fresh sandbox → task environment → replay through ``upto`` → the task's evaluator."""
+    """Fresh sandbox → task environment → replay through ``upto`` → the task's evaluator.
+    ``spec``: the task's sandbox spec when the caller has it (``state.Specs``)."""
     if backend is None:
         from agentpost.sandbox.registry import get_backend
 
@@ -174,7 +176,7 @@ def replay(
     plan(traj, upto)  # a bad --upto is the caller's input error, raised before any sandbox
     t0 = time.monotonic()
     try:
-        with backend.create(spec_for(task, backend=backend)) as sb:
+        with backend.create(spec or spec_for(task, backend=backend)) as sb:
             prepare(task, sb)
             log = replay_into(traj, task, sb, upto, **kwargs)
             if log.failed is not None:

@@ -39,7 +39,7 @@ from typing import Any
 from agentpost.ingress.keys import Refused
 from agentpost.replay.model import ReplayResult
 from agentpost.sandbox import snapshot_store
-from agentpost.sandbox.base import Backend, Sandbox
+from agentpost.sandbox.base import Backend, Sandbox, SandboxSpec
 from agentpost.sandbox.hostfs import bounds_for, unarchive
 from agentpost.tasks.evaluate import evaluate, prepare, spec_for
 from agentpost.tasks.model import Task
@@ -79,12 +79,15 @@ def restore_state(sandbox: Sandbox, archive: str | Path, *, clear: bool = False)
                 sandbox.put_dir(host, d)
 
 
-def grade_snapshot(task: Task, archive: str | Path, backend: Backend) -> ReplayResult:
-    """Restore ``archive`` into a fresh sandbox and run the task's evaluator on it. An archive
-    ``ingress`` refuses to unpack raises ``Refused`` (the run folder's doing, not a fault)."""
+def grade_snapshot(
+    task: Task, archive: str | Path, backend: Backend, spec: SandboxSpec | None = None
+) -> ReplayResult:
+    """Restore ``archive`` into a fresh sandbox (of ``spec``, the task's by default) and run the
+    task's evaluator on it. An archive ``ingress`` refuses to unpack raises ``Refused`` (the run
+    folder's doing, not a fault)."""
     t0 = time.monotonic()
     try:
-        with backend.create(spec_for(task, backend=backend)) as sb:
+        with backend.create(spec or spec_for(task, backend=backend)) as sb:
             restore_state(sb, archive)
             ev = evaluate(task, sb)
     except Refused:
@@ -98,13 +101,14 @@ def grade_snapshot(task: Task, archive: str | Path, backend: Backend) -> ReplayR
 
 
 def replayed_state(
-    traj: Trajectory, task: Task, upto: tuple[int, int], backend: Backend
-) -> tuple[dict[str, Any], dict[str, str] | None]:
+    traj: Trajectory, task: Task, upto: tuple[int, int], backend: Backend,
+    spec: SandboxSpec | None = None,
+) -> tuple[dict[str, Any], dict[str, str] | None]:  # fmt: skip
     """Replay through ``upto``, then (status, resolved) of the evaluator and the manifest of the
     replayed writable dirs (None when the replay failed)."""
     from agentpost.replay.run import replay_into
 
-    with backend.create(spec_for(task, backend=backend)) as sb:
+    with backend.create(spec or spec_for(task, backend=backend)) as sb:
         prepare(task, sb)
         log = replay_into(traj, task, sb, upto)
         if log.failed is not None:
@@ -123,11 +127,13 @@ def _comparable(man: dict[str, str]) -> dict[str, str]:
 
 def fidelity_check(
     traj: Trajectory, task: Task, upto: tuple[int, int], backend: Backend, archive: Path,
-    snap: ReplayResult,
+    snap: ReplayResult, spec: SandboxSpec | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     """Replay the same boundary and compare it with the snapshot: verdicts and file contents."""
     try:
-        rep, man = replayed_state(traj, task, upto, backend)
+        rep, man = replayed_state(traj, task, upto, backend, spec)
+    except Refused as e:  # the replayed state is over the bound: no comparison, no fault
+        return {"replay_status": "refused", "message": str(e)}
     except Exception as e:
         return {"replay_status": "infra_error", "message": f"{type(e).__name__}: {e}"}
     snap_man = _comparable(snapshot_store.contents(archive))
@@ -139,52 +145,6 @@ def fidelity_check(
         out["files_agree"] = not differ
         out["files_differing"] = differ[:20]
     return out
-
-
-def candidate_result(
-    traj: Trajectory,
-    task: Task,
-    upto: tuple[int, int],
-    backend: Backend,
-    run_dir: str | Path | None,
-    *,
-    check_fidelity: bool = True,
-) -> dict[str, Any]:
-    """The graded candidate state at ``upto``: from the recorded snapshot when the run's
-    manifest vouches for it (plus the replay fidelity check; a verdict the replay contradicts
-    is ``state_conflict``), else by replay, saying why (``snapshot_untrusted``). A JSON dict
-    with ``source``."""
-    ref = ref_at(traj, upto)
-    if ref is None:
-        return _replayed(traj, task, upto, backend, None)
-    with snapshot_store.trusted(ref, run_dir, traj.id, upto) as found:
-        if found.path is None:
-            return _replayed(traj, task, upto, backend, found.why)
-        try:
-            snap = grade_snapshot(task, found.path, backend)
-        except Refused as e:
-            return _replayed(traj, task, upto, backend, f"archive refused: {e}")
-        out = snap.to_json()
-        out["source"] = "snapshot"
-        if check_fidelity and snap.status != "infra_error":
-            out["fidelity_check"] = check = fidelity_check(
-                traj, task, upto, backend, found.path, snap
-            )
-            if check.get("y_c_agree") is False:
-                out.update(status="state_conflict", resolved=None, reward=None,
-                           message="the recorded snapshot and its replay give different verdicts; "
-                                   "neither is used")  # fmt: skip
-    return out
-
-
-def _replayed(traj, task, upto, backend, why: str | None) -> dict[str, Any]:
-    from agentpost.replay.run import replay
-
-    found = replay(traj, task, upto=upto, backend=backend).to_json()
-    found["source"] = "replay"
-    if why is not None:
-        found["snapshot_untrusted"] = why
-    return found
 
 
 def clear_writable(sandbox: Sandbox) -> None:

@@ -28,6 +28,7 @@ import hashlib
 import json
 import os
 import re
+import secrets
 import shutil
 import stat
 import tempfile
@@ -37,7 +38,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentpost.ingress.hostdir import FILE_FLAGS, descend, open_root, open_under, read_fd
+from agentpost.ingress.hostdir import (
+    FILE_FLAGS,
+    descend,
+    open_regular,
+    open_root,
+    open_under,
+    read_fd,
+)
 from agentpost.ingress.keys import Bounds, Refused, TooLarge, normalise_key
 from agentpost.ingress.tarball import iter_members
 from agentpost.sandbox.base import Sandbox
@@ -66,14 +74,14 @@ def _manifest_key(traj_id: str) -> str:
 
 def start(snapshot_dir: str | Path, traj_id: str) -> None:
     """A fresh attempt of trajectory ``traj_id``: forget what an earlier attempt recorded."""
-    run = Path(snapshot_dir).parent
+    snapshot_dir = Path(snapshot_dir)
     name = _manifest_key(traj_id).split("/")[-1]
     try:
-        rfd = open_root(run)
+        rfd = open_root(snapshot_dir.parent)
     except FileNotFoundError:
         return
     try:
-        with descend(rfd, [SNAPSHOT_DIR, MANIFEST_DIR]) as d:
+        with descend(rfd, [snapshot_dir.name, MANIFEST_DIR]) as d:
             os.unlink(name, dir_fd=d)
     except FileNotFoundError:
         pass
@@ -81,19 +89,16 @@ def start(snapshot_dir: str | Path, traj_id: str) -> None:
         os.close(rfd)
 
 
-def _record(snapshot_dir: Path, traj_id: str, step: int | None, call: int, digest: str) -> None:
+def _record(d: int, traj_id: str, step: int | None, call: int, digest: str) -> None:
+    """Append one line to the trajectory's manifest below the snapshot dir's fd ``d``."""
     line = json.dumps({"trajectory": traj_id, "step": step, "call": call, "sha256": digest}) + "\n"
-    rfd = open_root(snapshot_dir.parent)
-    try:
-        with descend(rfd, [SNAPSHOT_DIR, MANIFEST_DIR], create=True) as d:
-            name = _manifest_key(traj_id).split("/")[-1]
-            fd = os.open(name, os.O_WRONLY | os.O_APPEND | os.O_CREAT | FILE_FLAGS, 0o644, dir_fd=d)
-            try:
-                os.write(fd, line.encode())  # one write: lines of concurrent calls never mix
-            finally:
-                os.close(fd)
-    finally:
-        os.close(rfd)
+    with descend(d, [MANIFEST_DIR], create=True) as m:
+        name = _manifest_key(traj_id).split("/")[-1]
+        fd = os.open(name, os.O_WRONLY | os.O_APPEND | os.O_CREAT | FILE_FLAGS, 0o644, dir_fd=m)
+        try:
+            os.write(fd, line.encode())  # one write: lines of concurrent calls never mix
+        finally:
+            os.close(fd)
 
 
 def save(sandbox: Sandbox, snapshot_dir: str | Path, call_index: int, *,
@@ -101,31 +106,50 @@ def save(sandbox: Sandbox, snapshot_dir: str | Path, call_index: int, *,
     """Archive ``sandbox``'s writable dirs into ``snapshot_dir`` (deduplicated by content),
     record it in the run's manifest (with ``traj_id``) and return the reference to store in the
     trajectory; ``path`` is relative to the run directory (the parent of ``snapshot_dir``). A
-    state over the sandbox's bound is not archived: ``{"call": j, "refused": why}``."""
+    state over the sandbox's bound is not archived: ``{"call": j, "refused": why}``.
+
+    The run folder may be shared: ``snapshot_dir`` is reached by descent from the run dir (a
+    planted symlink there is ``LinkRefused``, never followed), and every name in it is made
+    with ``O_EXCL`` or replaced by ``rename`` (which replaces a link, never writes through it)."""
     snapshot_dir = Path(snapshot_dir)
-    snapshot_dir.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".snap-", suffix=".tar", dir=snapshot_dir)
-    os.close(fd)
+    snapshot_dir.parent.mkdir(parents=True, exist_ok=True)
+    rfd = open_root(snapshot_dir.parent)
+    try:
+        with descend(rfd, [snapshot_dir.name], create=True, where=str(snapshot_dir)) as d:
+            ref = _archive(sandbox, d, call_index)
+            if traj_id is not None and "sha256" in ref:
+                _record(d, traj_id, step, call_index, ref["sha256"])
+    finally:
+        os.close(rfd)
+    if "path" in ref:
+        ref["path"] = f"{snapshot_dir.name}/{ref['path']}"
+    return ref
+
+
+def _archive(sandbox: Sandbox, d: int, call_index: int) -> dict[str, Any]:
+    tmp = f".snap-{secrets.token_hex(8)}.tar"
+    os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | FILE_FLAGS, 0o644, dir_fd=d))
     try:
         try:
-            sandbox.snapshot(tmp)
+            sandbox.snapshot(f"/proc/self/fd/{d}/{tmp}")  # the dir we hold, whatever its path
         except Refused as e:  # the agent's own state (a sparse file, say): said, not archived
             return {"call": call_index, "refused": str(e)[:300]}
-        digest = sha256_file(tmp)
-        size = os.path.getsize(tmp)
-        name = f"{digest[:32]}.tar"
-        dest = snapshot_dir / name
-        if dest.exists():
-            os.unlink(tmp)
-        else:
-            os.replace(tmp, dest)
+        fd = open_regular(d, tmp, where=tmp)
+        try:
+            size, h = os.fstat(fd).st_size, hashlib.sha256()
+            while block := os.read(fd, _CHUNK):
+                h.update(block)
+        finally:
+            os.close(fd)
+        digest = h.hexdigest()
+        name = f"{digest[:32]}.tar"  # the same state: the same name, stored once
+        os.replace(tmp, name, src_dir_fd=d, dst_dir_fd=d)  # replaces whatever was planted there
     finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    if traj_id is not None:
-        _record(snapshot_dir, traj_id, step, call_index, digest)
-    return {"path": f"{snapshot_dir.name}/{name}", "sha256": digest, "bytes": size,
-            "call": call_index}  # fmt: skip
+        try:
+            os.unlink(tmp, dir_fd=d)
+        except FileNotFoundError:
+            pass
+    return {"path": name, "sha256": digest, "bytes": size, "call": call_index}
 
 
 def ref_call(ref: Any) -> int | None:
@@ -229,12 +253,15 @@ def _private_copy(fd: int, digest: str) -> tuple[str | None, Path | None]:
         return "archive over the size bound", None
     d = Path(tempfile.mkdtemp(prefix="agentpost-snapref-"))
     dest = d / "snapshot.tar"
-    h = hashlib.sha256()
+    h, total = hashlib.sha256(), 0
     with open(dest, "wb") as out:
         while block := os.read(fd, _CHUNK):
+            total += len(block)
+            if total > MAX_ARCHIVE.max_bytes:  # it grew while we read: not the file we checked
+                break
             h.update(block)
             out.write(block)
-    if h.hexdigest() != digest:
+    if total > MAX_ARCHIVE.max_bytes or h.hexdigest() != digest:
         shutil.rmtree(d, ignore_errors=True)
         return "archive content does not match its hash", None
     return None, dest
@@ -242,7 +269,7 @@ def _private_copy(fd: int, digest: str) -> tuple[str | None, Path | None]:
 
 def contents(tar_path: str | Path) -> dict[str, str]:
     """``member name → content digest`` of an archive (regular files by content, links by
-    target, dirs as "dir"), read without touching the disk (``ingress.tarball.read_members``,
+    target, dirs as "dir"), read without touching the disk (``ingress.tarball.iter_members``,
     bounded); timestamps and owners are ignored, so two states with the same files compare
     equal."""
     out: dict[str, str] = {}

@@ -35,6 +35,7 @@ from agentpost.documents.formats import producer
 from agentpost.judges.ask import MAX_REASKS
 from agentpost.judges.config import HEURISTIC_CAVEAT, Panel
 from agentpost.replay import snapshots
+from agentpost.replay.state import Specs, rebuild
 from agentpost.scvd import metrics as M
 from agentpost.scvd.judging import annotate_one, scvd_judges
 from agentpost.scvd.panel import agreement_stats, vote
@@ -174,8 +175,10 @@ def replay_all(
     thashes: dict[str, str] = {}
     from agentpost.sandbox.registry import get_backend
 
-    # one backend for all replays: it prunes dead runs' sandboxes once, not once per thread
+    # one backend for all replays: it prunes dead runs' sandboxes once, not once per thread;
+    # each task's sandbox spec once per run (on docker: its image built or found once)
     backend = get_backend(opts.backend) if todo else None
+    specs = Specs(backend)
 
     def one(i):
         traj, d = trajs[i], decisions[i]
@@ -201,14 +204,9 @@ def replay_all(
         k = key("scvd-replay", inputs)
         found = store.get(k)
         if found is None:
-            found = snapshots.candidate_result(
-                traj,
-                task,
-                upto,
-                backend,
-                opts.snapshot_roots.get(traj.id),
-                check_fidelity=opts.snapshot_fidelity,
-            )
+            found = rebuild(traj, task, upto, backend=backend, spec=specs(task),
+                            snapshot_root=opts.snapshot_roots.get(traj.id),
+                            check_fidelity=opts.snapshot_fidelity).to_json()  # fmt: skip
             if found["status"] in CACHED_REPLAY:
                 store.put(k, found)
         prog.advance(tid)

@@ -57,8 +57,8 @@ def coverage(t: Any) -> dict[str, int]:
     id (calls without ids: by position) of the calls that ``expect`` one (a control call such
     as ``finish`` left without a result does not), results of no call (``orphans``),
     ``observations`` and those with ``text`` (an empty
-    output counts: the source said it), ``shell`` calls with a result and how many of those
-    have ``exit_codes``, and
+    output counts: the source said it), ``shell`` calls with a result (other than an error
+    or timeout that gave no code: the command never exited) and how many have ``exit_codes``, and
     ``outcome`` (1 when resolved or a reward is known)."""
     n = dict.fromkeys(FIELDS, 0)
     for turn in t.turns:
@@ -68,6 +68,12 @@ def coverage(t: Any) -> dict[str, int]:
             n["usage"] += 1
         answered = {o.call_id for o in turn.observations if o.call_id is not None}
         coded = {o.call_id for o in turn.observations if o.exit_code is not None}
+        # a failed or timed-out result without a code: the command did not run to an exit
+        unran = {
+            o.call_id
+            for o in turn.observations
+            if o.exit_code is None and (o.is_error or o.timed_out) and o.call_id is not None
+        }
         loose = sum(1 for o in turn.observations if o.call_id is None)
         loose_codes = sum(
             1 for o in turn.observations if o.call_id is None and o.exit_code is not None
@@ -86,7 +92,7 @@ def coverage(t: Any) -> dict[str, int]:
                 if c.kind == "control":  # finish, submit: many scaffolds log no result for them
                     n["expect"] -= 1
             n["answered"] += got
-            if c.kind == "shell" and got:  # (a call without a result is counted above)
+            if c.kind == "shell" and got and c.id not in unran:  # (no result: counted above)
                 n["shell"] += 1
                 if c.id is not None and c.id in coded:
                     n["exit_codes"] += 1

@@ -48,7 +48,7 @@ from agentpost.agent.formats import ToolCallsFormat
 from agentpost.agent.loop import AgentLoop, LoopConfig, truncate
 from agentpost.config_checks import at_least, check, one_of, positive
 from agentpost.errors import InfraError
-from agentpost.replay.run import replay_into
+from agentpost.replay.state import Specs, State, rebuild
 from agentpost.sandbox.base import Sandbox
 from agentpost.scvd.distill.samples import (
     GVER_VERSION,
@@ -123,19 +123,28 @@ StateSource = Callable[[Trajectory, Task, tuple[int, int], Sandbox, CollectOptio
 def replay_state(
     traj: Trajectory, task: Task, upto: tuple[int, int], sandbox: Sandbox, opts: CollectOptions
 ) -> HandoffState:
-    """b.5 replay through and including ``upto`` into a prepared ``sandbox``."""
-    log = replay_into(traj, task, sandbox, upto, call_timeout_s=opts.command_timeout_s)
-    if log.failed is not None:
-        return HandoffState("replay_failed", message=log.failed.error or "")
-    if log.unfaithful:  # a skipped call may have changed the state: no faithful hand-off
-        return HandoffState("unfaithful", message=log.unfaithful[0].error or "")
-    last = next((c for c in reversed(log.calls) if c.action == "replayed"), None)
+    """b.5 replay through and including ``upto`` into a prepared ``sandbox`` (the replay entry
+    point, ``replay.state.rebuild``, told not to use a recorded snapshot)."""
+    state = rebuild(traj, task, upto, sandbox=sandbox, use_snapshot=False,
+                    call_timeout_s=opts.command_timeout_s)  # fmt: skip
+    return handoff_state(traj, state, opts)
+
+
+def handoff_state(traj: Trajectory, state: State, opts: CollectOptions) -> HandoffState:
+    """The hand-off as the student's scaffold would show it: a failed or unfaithful state is
+    no hand-off; a snapshot's observation is the recorded one; a replay's, the replayed one (in
+    agentpost's own loop: its ``exit_code: N`` format)."""
+    if state.status != "ok":  # a skipped call may have changed the state: no faithful hand-off
+        return HandoffState(state.status, message=state.message, source=state.source)
+    if state.source == "snapshot" or state.log is None:
+        return HandoffState("ok", state.observation, source=state.source)
+    last = next((c for c in reversed(state.log.calls) if c.action == "replayed"), None)
     if last is None:
         return HandoffState("ok", None)
     if _agentpost_loop(traj) and last.screen is None:  # the loop's own observation format
         text = truncate(last.text or "", opts.observation_chars)
         return HandoffState("ok", f"exit_code: {last.exit_code}\n{text}")
-    return HandoffState("ok", log.last_observation)
+    return HandoffState("ok", state.observation)
 
 
 def _agentpost_loop(traj: Trajectory) -> bool:
@@ -185,10 +194,13 @@ def _row(prefix_msgs, context, new_turns, meta) -> SFTRow:
     return make_row(train, len(prefix_msgs), meta)
 
 
-def continue_with_teacher(traj, task, d, teacher: Teacher, backend, opts, source) -> dict:
-    """One case, in one fresh sandbox: state → teacher → evaluator → row (or a status)."""
+def continue_with_teacher(
+    traj, task, d, teacher: Teacher, backend, opts, source, spec=None
+) -> dict:
+    """One case, in one fresh sandbox (of ``spec``, the task's, computed once per run by the
+    caller): state → teacher → evaluator → row (or a status)."""
     upto = boundary_of(traj, d, opts.handoff)
-    with backend.create(spec_for(task, backend=backend)) as sb:
+    with backend.create(spec or spec_for(task, backend=backend)) as sb:
         prepare(task, sb)
         state = source(traj, task, upto, sb, opts)
         if state.status != "ok":
@@ -264,6 +276,7 @@ def collect(
     by_id = {t.id: t for t in tasks}
     thash = {t.id: task_hash(t) for t in tasks}
     backend = get_backend(opts.backend)
+    specs = Specs(backend)  # each task's sandbox spec once per run
     with _Progress(opts.progress) as prog:
         judged = annotate_all(trajs, panel, store, opts.annotate, prog)
         decisions = [vote([judged[(i, j)].annotation for j in range(len(panel.judges))],
@@ -291,7 +304,8 @@ def collect(
                 res = store.get(k)
                 if res is None:
                     res = with_retries(lambda: continue_with_teacher(
-                        traj, task, d, teacher, backend, opts, source), opts.max_retries)  # fmt: skip
+                        traj, task, d, teacher, backend, opts, source, specs(task)),
+                        opts.max_retries)  # fmt: skip
                     if res["status"] in CACHED:
                         store.put(k, res)
             prog.advance(tid)

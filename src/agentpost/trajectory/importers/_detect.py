@@ -168,6 +168,12 @@ def _by_content(name: str, h: _Head) -> str | None:
     if first.startswith(b"{") and has(b"kind") and has(b"source"):
         if b"Event" in first or name.endswith(".jsonl"):
             return "openhands-v1"
+    if first.startswith(b"[") and (
+        has(b"kind", b'"SystemPromptEvent"')
+        or has(b"kind", b'"MessageEvent"')
+        or has(b"kind", b'"ActionEvent"')
+    ):
+        return "openhands-v1"  # a JSON list of V1 events (their "action" is no v0 action)
     if first.startswith(b"[") and has(b"source", deep=True):
         if has(b"action", deep=True) or has(b"observation", deep=True):
             return "openhands-v0"
@@ -221,6 +227,8 @@ def detect_data(data: Any) -> str | None:
         if "history" in keys:
             return "swe-agent"
     if isinstance(data, list) and data and isinstance(data[0], dict):
+        if "kind" in data[0] and "source" in data[0]:
+            return "openhands-v1"
         if "source" in data[0]:
             return "openhands-v0"
         if "role" in data[0]:

@@ -92,7 +92,12 @@ def import_file(path: Path, fmt: str | None = None, keep_raw: bool = False) -> l
         raise NotATrajectory(f"{name} log of a Harbor trial, imported from agent/trajectory.json")
     module = importer_module(name)
     ctx = Ctx(path)
-    jsonl = name in JSONL_FORMATS or not hasattr(module, "convert")
+    # a module with both readers (OpenHands V1: events.jsonl, or a JSON list of events) reads
+    # by the file's suffix
+    both = hasattr(module, "convert") and hasattr(module, "convert_lines")
+    jsonl = not hasattr(module, "convert") or (
+        name in JSONL_FORMATS and (not both or path.name.endswith(".jsonl"))
+    )
     try:
         if jsonl:
             trajs = module.convert_lines(parse_lines(raw, path), ctx, keep_raw)

@@ -161,8 +161,8 @@ class _Chains:
 
     def key(self, rec: dict, message: bool) -> str | None:
         if not rec.get("isSidechain"):
-            key = ""
-        elif rec.get("agentId"):
+            return ""  # (a main-chain parent starts a new sidechain run: not remembered)
+        if rec.get("agentId"):
             key = str(rec["agentId"])
         else:
             parent = self.of.get(rec.get("parentUuid"))

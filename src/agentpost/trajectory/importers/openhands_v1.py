@@ -1,6 +1,7 @@
-"""OpenHands V1 SDK event log: an ``events.jsonl`` export, a persisted conversation folder
-(``<id>/events/event-NNNNN-<event id>.json``, one event per file, and ``<id>/base_state.json``,
-which gives the model and the per-call usage), or the ``history`` of one line of a V1
+"""OpenHands V1 SDK event log: an ``events.jsonl`` export or a JSON list of events, a persisted
+conversation folder (``<id>/events/event-NNNNN-<event id>.json``, one event per file, and
+``<id>/base_state.json``, which gives the model and the per-call usage), or the ``history`` of
+one line of a V1
 evaluation ``output.jsonl`` (``openhands.py`` hands such lines here). Events: ``ActionEvent``,
 ``ObservationEvent``, ``MessageEvent``, ``AgentErrorEvent`` and ``ConversationStateUpdateEvent``
 (``stats``).
@@ -263,6 +264,17 @@ def _trajectory(b: _Builder, ctx: c.Ctx, id: str, keep_raw: bool, raw: list, **f
         metadata=b.note(""),
         **fields,
     )
+
+
+def convert(data: Any, ctx: c.Ctx, keep_raw: bool = False) -> list:
+    """A JSON list of events (as the SDK's clients save a conversation), or a page of the agent
+    server's event search (``{"items": [...]}``)."""
+    items = data.get("items") if isinstance(data, dict) else data
+    if not isinstance(items, list):
+        raise ctx.fail("$", 'expected a list of OpenHands V1 events (or {"items": [...]})')
+    where = "$.items" if isinstance(data, dict) else "$"
+    b = _build([(ctx.path, f"{where}[{i}]", ev) for i, ev in enumerate(items)])
+    return [_trajectory(b, ctx, ctx.path.stem, keep_raw, items)]
 
 
 def convert_lines(lines: list[tuple[int, Any]], ctx: c.Ctx, keep_raw: bool = False) -> list:
