@@ -23,11 +23,12 @@ from agentpost.ingress.keys import Refused, UnsafeKey, normalise_key
 from agentpost.sandbox.base import Backend
 from agentpost.security.annotate import heuristic_annotate, missing_behaviours
 from agentpost.security.attribution import attribute
+from agentpost.security.cwe import load_names
 from agentpost.security.grade import grade_candidate
 from agentpost.security.metrics import per_cwe, summary
 from agentpost.security.model import BEHAVIOURS, Grade, SecurityTask
 from agentpost.security.patch import is_test_path
-from agentpost.security.scripted import AGENTS, FINAL_BOUNDS, materialise, run_scripted
+from agentpost.security.scripted import AGENTS, FINAL_BOUNDS, label, materialise, run_scripted
 from agentpost.security.suite import MARKERS, load_data
 from agentpost.trajectory.model import Outcome, Trajectory
 
@@ -199,7 +200,7 @@ def scripted_demo(
 ) -> dict[str, Any]:
     """Scripted agents on every task → trajectories, grades, labels, metrics, attribution."""
     markers = load_data(MARKERS)
-    names = load_data("cwe_names_v4.14.json")["cwes"]
+    names = load_names()
     jobs = [(t, a) for t in tasks for a in agents]
 
     def run(job):
@@ -219,7 +220,9 @@ def scripted_demo(
         "grades": [{"agent": r[3]["agent"], **r[1].to_json()} for r in results],
         "annotations": [r[2] for r in results],
         "labels": labels,
-        "metrics": {a: summary([s for s in samples if s["agent"] == a]) for a in agents},
+        "metrics": {
+            label(a): summary([s for s in samples if s["agent"] == label(a)]) for a in agents
+        },  # fmt: skip
         "per_cwe": per_cwe(samples),
         "attribution": attribute(labels),
     }

@@ -170,7 +170,7 @@ def open_teacher(
             yield OpenAITransport(cfg), SCRIPTED_LABEL
         return
     if not model:
-        raise InputError(None, "--teacher-model", "an endpoint teacher needs a model name")
+        raise InputError(None, "--teacher", "an endpoint teacher needs a model name")
     cfg = TransportConfig(model=model, base_url=spec, temperature=temperature,
                           max_tokens=max_tokens, top_logprobs=0)  # fmt: skip
     yield OpenAITransport(cfg), model
@@ -182,6 +182,6 @@ def sample_texts(teacher: Model, messages: Sequence[dict], n: int) -> list[str]:
 
 
 def load_names() -> dict:
-    from agentpost.security.suite import load_data
+    from agentpost.security import cwe
 
-    return load_data("cwe_names_v4.14.json")["cwes"]
+    return cwe.load_names()
