@@ -12,6 +12,7 @@ or is refused, never outside.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -98,3 +99,21 @@ def test_a_kept_server_cannot_redirect_put_and_get(tmp_path: Path):
         got = _hammer(box.put, box.get, canaries.root, n=ATTEMPTS // 2)
     assert not [g for g in got if g.startswith(b"canary")], "a host file was read"
     assert canaries.untouched(), canaries.changes()
+
+
+def test_put_replaces_a_hard_link_instead_of_writing_through_it(tmp_path: Path):
+    """A sandbox that hard-links a file it may not write into its dir (same file system) does
+    not get the host to write it: on main ``put`` truncated and rewrote the shared inode."""
+    canaries = HostCanaries(tmp_path / "host")
+    app = tmp_path / "box" / "app"
+    app.mkdir(parents=True)
+    secret = canaries.root / "passwd"
+    os.link(secret, app / "tests.py")
+    before = canaries.state()["passwd"]
+    fs = MountTable({"/app": str(app)})
+    fs.write("/app/tests.py", b"the verifier's file\n")
+    assert fs.read("/app/tests.py") == b"the verifier's file\n"
+    assert (app / "tests.py").stat().st_nlink == secret.stat().st_nlink == 1
+    after = canaries.state()["passwd"]  # unlinked from /app: its link count and ctime moved
+    mode, mtime, digest = 0, 4, 7
+    assert [after[i] for i in (mode, mtime, digest)] == [before[i] for i in (mode, mtime, digest)]
