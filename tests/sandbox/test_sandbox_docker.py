@@ -96,7 +96,7 @@ def test_limits_hold(backend, image):
         mem = box.exec(["python3", "-c", "b = bytearray(600 << 20); print(len(b))"])
         assert mem.exit_code != 0
         big = box.exec("head -c 3000000 /dev/zero > /app/big")
-        assert big.exit_code != 0 and os.path.getsize(box.fs.resolve("/app/big")) <= 1 << 20
+        assert big.exit_code != 0 and box.fs.stat("/app/big").st_size <= 1 << 20
 
 
 def test_the_disk_quota_holds_for_a_writable_root_and_the_volumes(backend, image):
