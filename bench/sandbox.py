@@ -300,8 +300,8 @@ def bench_diagnose(n: int) -> dict:
         load_before = round(os.getloadavg()[0], 2)
         t0 = time.perf_counter()
         r = subprocess.run(
-            [_cli(), "diagnose", str(src), "-o", str(run_dir), "--n-boot", "0", "--no-progress",
-             "--replay-concurrency", str(workers)],
+            [_cli(), "diagnose", str(src), "-o", str(run_dir), "--bootstrap", "0", "--no-progress",
+             "--workers", str(workers)],
             capture_output=True,
         )  # fmt: skip
         wall = time.perf_counter() - t0

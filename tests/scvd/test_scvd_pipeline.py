@@ -14,42 +14,18 @@ import time
 from pathlib import Path
 
 import pytest
+from loopback_panel import CASES, LABELS, N_CALLS, answer, config, opts
 
 from agentpost.agent.loopback import LoopbackServer
 from agentpost.judges.config import DEFAULT_CONFIG, build_panel
 from agentpost.scvd import heuristic
 from agentpost.scvd.calibrate_io import calibrate_files
-from agentpost.scvd.examples import EDGE_CASES, edge_case
 from agentpost.scvd.pipeline import DiagnoseOptions, diagnose
 from agentpost.store import Store
 from agentpost.tasks.loader import bundled_suite_path, load_suite
 from agentpost.trajectory.io import read_jsonl, write_jsonl
 
-CASES = [edge_case(n) for n in EDGE_CASES]
-LABELS = {t.id: lab for t, lab in CASES}
-N_CALLS = 3 * len(CASES)
 AGENTPOST = str(Path(sys.executable).parent / "agentpost")  # the console script of this venv
-
-
-def answer(body) -> str:
-    case = re.search(r"^case_id: (.*)$", body["messages"][1]["content"], re.M).group(1)
-    return json.dumps(LABELS[case])
-
-
-def config(url: str) -> dict:
-    j = {
-        "kind": "openai",
-        "model": "loopback",
-        "base_url": url,
-        "backoff_s": 0.01,
-        "max_retries": 2,
-    }
-    return {"judges": [{"id": f"j{i}", **j, "extra_body": {"seed": i}} for i in range(3)],
-            "arbiter": "j0", "concurrency": 1}  # fmt: skip
-
-
-def opts() -> DiagnoseOptions:
-    return DiagnoseOptions(n_boot=50, progress=False)
 
 
 def test_rerun_repeats_no_judge_call_and_gives_the_same_result(tmp_path) -> None:
@@ -152,7 +128,7 @@ def test_killed_run_resumes_without_repeating_finished_calls(tmp_path) -> None:
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         proc = subprocess.Popen(
             [AGENTPOST, "diagnose", str(src), "--judges", str(cfg),
-             "-o", str(run), "--no-progress", "--n-boot", "0"],
+             "-o", str(run), "--no-progress", "--bootstrap", "0"],
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip
         deadline = time.monotonic() + 60
@@ -265,7 +241,7 @@ def test_killed_during_replays_resumes_without_asking_or_replaying_again(
         cfg.write_text(json.dumps(config(srv.url)))
         proc = subprocess.Popen(
             [AGENTPOST, "diagnose", str(policy_trajectories), "--judges", str(cfg), "-o", str(run),
-             "--no-progress", "--n-boot", "50", "--replay-concurrency", "1"],
+             "--no-progress", "--bootstrap", "50", "--workers", "1"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip
         deadline = time.monotonic() + 120
@@ -297,7 +273,7 @@ def test_killed_during_replays_resumes_without_asking_or_replaying_again(
     [
         (["missing.jsonl"], "missing.jsonl: no such trajectory file"),
         (["empty.jsonl"], "empty.jsonl: no trajectories to diagnose"),
-        (["t.jsonl", "--tasks", "./no/such/suite"], "./no/such/suite: not a task suite directory"),
+        (["t.jsonl", "--suite", "./no/such/suite"], "./no/such/suite: not a task suite directory"),
         (["t.jsonl", "--judges", "one.json"], "one.json: $.judges: the panel needs exactly three"),
     ],
 )
@@ -312,9 +288,14 @@ def test_diagnose_bad_input_is_one_line(tmp_path, args, says) -> None:
 
 
 def test_diagnose_cli_shows_progress_and_the_summary(tmp_path) -> None:
+    """...and, since the edge cases' task is in no suite, says in one line that no replay ran
+    (exit 1: the metrics that need a candidate's outcome are not measured), files written."""
     write_jsonl(tmp_path / "t.jsonl", [t for t, _ in CASES[:2]])
-    out = subprocess.run([AGENTPOST, "diagnose", "t.jsonl", "-o", "run", "--n-boot", "20"],
-                         cwd=tmp_path, capture_output=True, text=True, check=True)  # fmt: skip
+    out = subprocess.run([AGENTPOST, "diagnose", "t.jsonl", "-o", "run", "--bootstrap", "20"],
+                         cwd=tmp_path, capture_output=True, text=True)  # fmt: skip
+    errors = [x for x in out.stderr.splitlines() if x.startswith("error:")]
+    assert out.returncode == 1 and len(errors) == 1, out.stderr
+    assert "none of the 2 candidate states could be replayed (task_missing: 2)" in errors[0]
     assert "annotate" in out.stderr and "100%" in out.stderr  # the rich progress bars
     summary = (tmp_path / "run/summary.md").read_text()
     assert out.stdout.startswith(summary) and "metrics.json" in out.stdout.splitlines()[-1]
@@ -331,7 +312,7 @@ def test_scvd_metrics_reads_the_records_diagnose_writes(story) -> None:
     """`agentpost scvd metrics RUN_DIR/records.jsonl` recomputes what diagnose reported."""
     doc, run = story
     out = subprocess.run(
-        [AGENTPOST, "scvd", "metrics", str(run / "records.jsonl"), "--json", "--n-boot", "0"],
+        [AGENTPOST, "scvd", "metrics", str(run / "records.jsonl"), "--json", "--bootstrap", "0"],
         check=True,
         capture_output=True,
         text=True,

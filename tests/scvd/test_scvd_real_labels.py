@@ -1,7 +1,8 @@
 """Hand labels of real trajectories (src/agentpost/scvd/data/real-labels.*, issue 29), read from
 ../shared/data, and the rule seats' accuracy on them. The labels were written by the rules in
-real-labels.md before any seat rule changed; the held-out split was frozen then. Files not yet
-in shared/ are skipped and counted."""
+real-labels.md; v1's held-out third and held-out v2 were each scored once and then moved into
+tune (batches v1-heldout, v2-heldout); a held-out batch is frozen before it is scored. Labels
+whose files are not in ../shared are skipped by name, with the reason."""
 
 from __future__ import annotations
 
@@ -19,17 +20,39 @@ from agentpost.scvd import calibrate_io, real_labels
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = TRAJECTORIES
+# further data roots (os.pathsep-separated) holding the listed public files not in ../shared yet,
+# so the full measurement can be re-checked where they are at hand; CI sets none
+EXTRA = [Path(p) for p in os.environ.get("AGENTPOST_REAL_LABEL_ROOTS", "").split(os.pathsep) if p]
 AGENTPOST = str(Path(sys.executable).parent / "agentpost")
 ENV = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-# Panel misses measured on the frozen labels (data/README.md): a fixed case or a new miss
-# changes this set, so the test fails until the README's numbers are updated with it.
+# Panel misses measured on the labels (data/README.md): a fixed case or a new miss changes this
+# set, so the test fails until the README's numbers are updated with it.
 KNOWN_MISSES = {
     "tune": {
         "matplotlib__matplotlib-26208.traj.json#0",  # an elif before its if: only words show it
+        "astropy__astropy-7166.traj.json#0",  # precedence slip shown by an inspection: a reader's
+        "django__django-11451.traj.json#0",  # a literal \n in the inserted line: a reader's
         "sympy__sympy-13031.traj.json#0",  # checks of sibling classes read as errors
-        "multi_swe_bench/examples/output.jsonl#0",  # make fails on an unconfigured build dir
+        "multi_swe_bench/examples/output.jsonl#0",  # exit codes and words of an unbuilt tree
+        "multi_swe_bench/examples/output.jsonl#2",  # the same, two seats of three
+        # held-out v2, scored once, then declared seen and moved into tune (data/README.md)
+        "django__django-13809.traj.json#0",
+        "django__django-16100.traj.json#0",
+        "django__django-16661.traj.json#0",
+        "mwaskom__seaborn-3187.traj.json#0",
+        "pydata__xarray-3993.traj.json#0",
+        "pytest-dev__pytest-5840.traj.json#0",
+        "pytest-dev__pytest-7236.traj.json#0",
+        "scikit-learn__scikit-learn-14053.traj.json#0",
+        "scikit-learn__scikit-learn-14087.traj.json#0",
+        "sphinx-doc__sphinx-10323.traj.json#0",
+        "sphinx-doc__sphinx-8475.traj.json#0",
+        "sympy__sympy-19346.traj.json#0",
     },
+    "heldout": set(),  # no held-out batch is frozen at the moment
 }
+ROWS = [json.loads(x) for x in real_labels.LABELS.read_text().splitlines()]
+NOT_SHARED = "not in ../shared yet: the public source is listed in scvd/data/real-labels.md"
 
 
 def _missed(doc_panel_cases: dict, labels: dict) -> set[str]:
@@ -49,26 +72,45 @@ def _missed(doc_panel_cases: dict, labels: dict) -> set[str]:
 def real():
     if not SHARED.is_dir():
         pytest.skip("../shared/data is not beside the checkout")
-    return real_labels.load(real_labels.LABELS, [SHARED])
+    return real_labels.load(real_labels.LABELS, [SHARED, *EXTRA])
 
 
 def test_every_label_file_present_matches_its_hash_and_anchor(real) -> None:
-    rows = [json.loads(x) for x in real_labels.LABELS.read_text().splitlines()]
-    assert len(rows) == 68 and sum(r["split"] == "heldout" for r in rows) == 23
-    assert len(real.labels) + len(real.missing) == 68
-    assert not [r["path"] for r in rows if r["in_shared"] and r["path"] in real.missing]
+    assert len(ROWS) == len(real.labels) + len(real.missing)
+    assert sum(r["batch"] == "v1-heldout" and r["split"] == "tune" for r in ROWS) == 23
+    assert sum(r["batch"] == "v2-heldout" and r["split"] == "tune" for r in ROWS) == 28
+    assert {r["batch"] for r in ROWS if r["split"] == "heldout"} <= {"v3-heldout"}
+    assert not [r["path"] for r in ROWS if r["in_shared"] and r["path"] in real.missing]
     assert all(
-        r["evidence"].split(":")[0] in ("state-diff", "edit-tool", "command", "none") for r in rows
+        r["evidence"].split(":")[0] in ("state-diff", "edit-tool", "command", "none") for r in ROWS
     )
 
 
-def test_the_rule_seats_on_the_tune_split(real) -> None:
-    tune = real.only("tune")
-    judges = calibrate_io.heuristic_annotations(tune.trajs)
-    panel = calibrate_io.default_panel(judges)
-    missed = _missed(panel, tune.labels)
-    known = {m for m in KNOWN_MISSES["tune"] if any(c.endswith(m) for c in tune.labels)}
-    assert {m for m in missed if not any(m.endswith(k) or k.endswith(m) for k in known)} == set()
+@pytest.mark.parametrize(
+    "row", ROWS, ids=[f"{r['path'].rsplit('/', 1)[-1]}#{r['index']}" for r in ROWS]
+)
+def test_each_labelled_file_is_scored_or_skipped_with_the_reason(real, row) -> None:
+    """A label whose file is not in ../shared is skipped here, by name, and left out of every
+    measurement below (the stored ``shared_only`` numbers are those CI re-measures)."""
+    if row["path"] in real.missing:
+        assert not row["in_shared"], f"{row['path']} should be in ../shared"
+        pytest.skip(f"{row['path']}: {NOT_SHARED}")
+    cid = f"{row['path']}#{row['index']}"
+    assert real.labels[cid].candidate_step == row["candidate_step"]
+
+
+@pytest.mark.parametrize("split", ["tune", "heldout"])
+def test_the_panel_misses_exactly_the_known_cases(real, split) -> None:
+    part = real.only(split)
+    if not part.labels:
+        if not any(r["split"] == split for r in ROWS):
+            pytest.skip(f"no {split} label exists now (every batch scored so far is tune)")
+        pytest.skip(f"no {split} label has its file in ../shared ({NOT_SHARED})")
+    judges = calibrate_io.heuristic_annotations(part.trajs)
+    missed = _missed(calibrate_io.default_panel(judges), part.labels)
+    known = {m for m in KNOWN_MISSES[split] if any(c.endswith(m) for c in part.labels)}
+    norm = {next((k for k in known if m.endswith(k) or k.endswith(m)), m) for m in missed}
+    assert norm == known
 
 
 def test_cli_calibrate_real_reports_each_seat_its_kind_and_the_panel_agreement(real) -> None:
@@ -136,16 +178,17 @@ def test_a_changed_file_and_a_missing_file(tmp_path) -> None:
 
 def test_the_stored_numbers_are_the_live_ones(real) -> None:
     stored = json.loads((real_labels.LABELS.parent / "real-labels-calibration.json").read_text())
-    which = {26: "shared_only", 0: "full"}.get(len(real.missing))
+    absent = sum(not r["in_shared"] for r in ROWS)
+    which = {absent: "shared_only", 0: "full"}.get(len(real.missing))
     if which is None:
         pytest.skip(
             f"{len(real.missing)} labelled files missing: neither stored measurement applies"
         )
-    for split in ("tune", "heldout", "all"):
+    for scope, want in stored[which].items():
         live = calibrate_io.calibrate_files(
-            real_labels.LABELS, [], True, [SHARED], split, legacy=True
+            real_labels.LABELS, [], True, [SHARED, *EXTRA], scope, legacy=True
         )
-        want = stored[which][split]
+        assert live["labels"]["n"] == want["n"], scope
         for group in ("judges", "panels"):
             for name, r in want[group].items():
                 got = live[group][name]
@@ -158,4 +201,4 @@ def test_the_stored_numbers_are_the_live_ones(real) -> None:
                 ):
                     assert json.dumps(got[key], sort_keys=True) == json.dumps(
                         r[key], sort_keys=True
-                    ), (split, name, key)
+                    ), (scope, name, key)

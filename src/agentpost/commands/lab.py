@@ -103,13 +103,15 @@ def hero_command(
     smoke: bool = typer.Option(False, "--smoke", help="Same as --scale smoke."),
     steps: int = typer.Option(None, "--steps", min=1, help="RL steps per run."),
     seeds: int = typer.Option(None, "--seeds", min=1, help="Seeds per variant."),
-    group: int = typer.Option(None, "--group", min=2, help="Rollouts per prompt (G)."),
+    group: int = typer.Option(None, "--group-size", "-G", min=2, help="Rollouts per prompt (G)."),
     variants: str = typer.Option(None, "--variants", help="Comma-separated, e.g. grpo,hero."),
     workers: int = typer.Option(None, "--workers", min=1, help="Processes for the RL runs."),
-    backend: str = typer.Option("bwrap", "--backend"),
+    backend: str = typer.Option(
+        "bwrap", "--backend", help="Sandbox backend: bwrap, docker or package.module:Class."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the result document."),
 ) -> None:
-    """HERO vs GRPO and every b.11 ablation on a tiny policy trained here (directions only)."""
+    """HERO vs GRPO and HERO's ablations (HERO spec b.11: each term of the advantage switched off in turn) on a tiny policy trained here (micro scale: directions only)."""
     from agentpost.commands._options import config, sandbox_backend
     from agentpost.lab.hero_lab import HeroLabConfig, run_hero_lab
     from agentpost.lab.presets import hero_config
@@ -145,7 +147,9 @@ def scvd_command(
     scale: str = typer.Option("cpu", "--scale", help="smoke | cpu | gpu."),
     smoke: bool = typer.Option(False, "--smoke", help="Same as --scale smoke."),
     seeds: int = typer.Option(None, "--seeds", min=1, help="Fine-tuning seeds per variant."),
-    backend: str = typer.Option("bwrap", "--backend"),
+    backend: str = typer.Option(
+        "bwrap", "--backend", help="Sandbox backend: bwrap, docker or package.module:Class."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the result document."),
 ) -> None:
     """SCVD vs FTD: the SFT policy as student, a longer-trained policy as teacher (micro scale)."""
@@ -203,7 +207,7 @@ def results_command(
     typer.echo(f"wrote {out}" + (f" and {markdown}" if markdown else ""))
 
 
-HERO_FLAGS = {"steps": "--steps", "group": "--group", "seeds": "--seeds", "variants": "--variants",
+HERO_FLAGS = {"steps": "--steps", "group": "--group-size", "seeds": "--seeds", "variants": "--variants",
               "workers": "--workers"}  # fmt: skip
 
 

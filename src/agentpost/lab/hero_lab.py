@@ -35,6 +35,7 @@ from agentpost.documents.formats import fmt, producer
 from agentpost.documents.write import write_json
 from agentpost.hero.behaviours import detect
 from agentpost.hero.config import ABLATIONS, HeroConfig
+from agentpost.intervals import RESAMPLES
 from agentpost.lab import directions, stats
 from agentpost.lab.episodes import Episode, to_trajectory
 from agentpost.lab.stages import PolicyConfig, evaluate_policy, family, load_policy, memo_for
@@ -62,7 +63,7 @@ class HeroLabConfig:
     eval_every: int = 6
     eval_samples: int = 2
     preflight_group: int = 8
-    n_boot: int = 2000
+    n_boot: int = RESAMPLES
     workers: int = 3
 
     def __post_init__(self) -> None:

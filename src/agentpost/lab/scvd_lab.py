@@ -44,6 +44,7 @@ import numpy as np
 from agentpost.config_checks import at_least, check, positive
 from agentpost.documents.formats import fmt, producer
 from agentpost.documents.write import write_json, write_lines
+from agentpost.intervals import RESAMPLES
 from agentpost.lab.env import Memo
 from agentpost.lab.scvd_data import collect
 from agentpost.lab.scvd_table import table
@@ -78,7 +79,7 @@ class ScvdLabConfig:
     lr: float = 5e-4
     batch: int = 16
     temperature: float = 1.0
-    n_boot: int = 2000
+    n_boot: int = RESAMPLES
     # smoke only: a smoke-sized model finishes no hand-off, so D_SC/D_FTD would be empty and the
     # fine-tunes untested; then they are built from scripted prefixes and the scripted verified
     # continuation instead, and the document says so (``data.fallback``)

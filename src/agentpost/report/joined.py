@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from agentpost.intervals import RESAMPLES
 from agentpost.report import rundata, verdict, verdict_view, viewer
 from agentpost.report.html import Section
 
@@ -22,13 +23,13 @@ def sections(run_dir: Path, found: Any) -> list[Section | None]:
     from agentpost.report.viewer_script import CSS
 
     data = rundata.from_found(run_dir, found)
-    first = str(run_dir / data.files[0]) if data.files else None
-    doc = verdict.verdict(
-        list(data.rows.values()), data.records, data.grades, trajectories=first, suite=data.suite
-    )
+    # commands name files relative to the folder holding the run directory (no local paths)
+    rows = [dict(r, file=f"{run_dir.name}/{r['file']}" if r.get("file") else None)
+            for r in data.rows.values()]  # fmt: skip
+    doc = verdict.verdict(rows, data.records, data.grades, suite=data.suite)
     view = viewer.render(data.trajectories, data.rows, data.records, data.advantages)
     view.css = CSS
-    docs = [compare(a, b, n_boot=500) for a, b in rundata.within_run_pairs(data)]
+    docs = [compare(a, b, n_boot=RESAMPLES) for a, b in rundata.within_run_pairs(data)]
     cmp = compare_section_of(docs, title="Compare the agents of this run: B − A against the "
                              "best agent (terminal: highest resolution, then fewest tokens; security: highest SecPass)",
                              key="compare-agents")  # fmt: skip

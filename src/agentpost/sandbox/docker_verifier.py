@@ -18,7 +18,8 @@ The tests run in a second container of the task's image beside the agent's, neve
   loopback (and the services by name) and share nothing else;
 - **the root**: the task's image, read-only, as the agent's; with ``writable_root`` (Harbor's
   semantics for tasks that install software) the agent's root as it left it, through
-  ``docker commit`` of its container (the image is removed with the verifier). Then the image's
+  ``docker commit`` of its container when its layer holds a change (the image is removed with the
+  verifier; an unchanged root is the task's image itself). Then the image's
   ``python3``, shell and tools are the agent's state: the executor and ``as-agent`` run from them,
   so the guarantees that rest on them (strays, as-agent) hold only as far as the agent left
   those tools alone; the separate container, the host's ``docker kill`` of it before the result
@@ -37,6 +38,7 @@ Layer: io.
 from __future__ import annotations
 
 import dataclasses
+import os
 import shlex
 
 from agentpost.errors import InfraError
@@ -55,7 +57,8 @@ class DockerVerifier(DockerSandbox):
         self.shares_net = self.copied or bool(agent.spec.services)
         user = agent.spec.user
         self.agent_user = None if user in (None, "", "0", "root", "0:0") else user
-        self.committed = _commit(agent) if agent.spec.writable_root else None
+        changed = agent.spec.writable_root and _root_changed(agent)
+        self.committed = _commit(agent) if changed else None
         spec = dataclasses.replace(
             agent.spec,
             writable_dirs=(*VERIFIER_DIRS, *self.agent_dirs),
@@ -134,6 +137,28 @@ class DockerVerifier(DockerSandbox):
             "--entrypoint", "/bin/sh", self.spec.image or DEFAULT_IMAGE, "-c", script or "true",
             timeout_s=600,
         )  # fmt: skip
+
+
+def _root_changed(agent: DockerSandbox) -> bool:
+    """Whether the agent's container layer holds anything but the stubs of its volumes'
+    mount points (read on the host; unknown counts as changed). Unchanged, the task's own
+    image is the agent's root, and no commit is needed."""
+    upper = agent.backend.cli(
+        "inspect", "--format", "{{.GraphDriver.Data.UpperDir}}", agent.name,
+        timeout_s=60, check=False,
+    ).strip()  # fmt: skip
+    if not upper or not os.path.isdir(upper):
+        return True
+    stubs = set()
+    for mount in [*agent.layout.mounts, *agent.layout.private]:
+        parts = mount.strip("/").split("/")
+        stubs |= {"/".join(parts[: i + 1]) for i in range(len(parts))}
+    for root, dirs, files in os.walk(upper):
+        for name in dirs + files:
+            rel = os.path.relpath(os.path.join(root, name), upper)
+            if rel not in stubs or not os.path.isdir(os.path.join(root, name)):
+                return True
+    return False
 
 
 def _commit(agent: DockerSandbox) -> str:

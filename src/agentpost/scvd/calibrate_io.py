@@ -208,13 +208,14 @@ def calibrate_files(
         heur = heuristic_annotations(trajs, legacy)
         judges.update(heur)
         kinds.update({name: "rule" for name in heur})
-        name = "default panel (rule seats voting)"
-        panels[name], decisions = panel_decisions(heur)
-        agreement[name] = agreement_stats(decisions)
-        if legacy:
-            lname = "earlier panel (heuristic/3 variants voting)"
-            panels[lname], ldec = panel_decisions(heur, LEGACY_CONFIG)
-            agreement[lname] = agreement_stats(ldec)
+        for name, cfg in (("default panel (rule seats voting)", DEFAULT_CONFIG),
+                          ("earlier panel (heuristic/3 variants voting)", LEGACY_CONFIG)):  # fmt: skip
+            if cfg is LEGACY_CONFIG and not legacy:
+                continue
+            panels[name], decisions = panel_decisions(heur, cfg)
+            seats_only = {j["id"]: heur[j["id"]] for j in cfg["judges"]}
+            agreement[name] = {**agreement_stats(decisions),
+                               "alpha": calibrate(labels, seats_only, orders)["krippendorff_alpha"]}  # fmt: skip
     if not judges:
         raise InputError(None, "ANNOTATIONS", "give annotation files or --heuristic")
     doc = calibrate(labels, judges, orders)

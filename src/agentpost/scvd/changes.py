@@ -13,10 +13,12 @@ said so (``CallChanges.evidence``), strongest first:
    ``git checkout FILE``, a recorded script run by name whose body opens a file for writing).
 
 A change's ``role`` says what it is to the task (``target.Layout``): ``target`` (tracked source of a
-SWE task, a file the instruction names, a file a terminal task or session creates in its work
+SWE task, a file the instruction names (a new one only by a project-file name such as LICENSE in a
+SWE task: other files an issue names are the reporter's scripts), a file a terminal task or session creates in its work
 directory), ``scratch`` (reproduction and probe files, ``/tmp``, new files at a SWE repository's
 root or in new directories), ``fixture`` (test files and apps the agent makes for its own check),
-``setup`` (installs, virtualenvs, site-packages, directories), ``debug`` (print/log lines added to
+``setup`` (installs, virtualenvs, site-packages, directories, an empty file ``touch`` makes unless
+the instruction asks for an empty one), ``debug`` (print/log lines added to
 source), ``cosmetic`` (comment-only or formatter changes). ``revert`` marks an operation that
 restores a file (``git checkout FILE``, ``git stash``): it changes the target without building a
 candidate. Departure from a full shell parser: commands are read by ``shell``'s segment reader;
@@ -33,7 +35,7 @@ from dataclasses import dataclass
 
 from agentpost.replay.edits import EditError, parse_edit, parse_swe_agent_edit
 from agentpost.scvd import shell
-from agentpost.scvd.target import Layout, layout_of
+from agentpost.scvd.target import Layout, layout_of, task_text
 from agentpost.trajectory.calls import call_outputs, step_ids
 from agentpost.trajectory.model import Observation, ToolCall, Trajectory
 
@@ -88,7 +90,7 @@ INSTALL = re.compile(
 @dataclass(frozen=True)
 class Change:
     path: str  # relative to the work root when inside it
-    op: str  # write | create | edit | delete | move | revert | install | mkdir | format | run
+    op: str  # write | create | touch | edit | delete | move | revert | install | mkdir | format | run
     role: str  # one of ROLES
     why: str
 
@@ -139,7 +141,9 @@ def path_role(path: str, layout: Layout, new: bool, seen: set[str]) -> tuple[str
     rel = layout.rel(path)
     if "$" in rel or "`" in rel or "*" in rel:
         return "unknown", "a path the shell computes"
-    if layout.is_named(rel) and (layout.kind != "swe" or not new):
+    if layout.is_named(rel) and (layout.kind != "swe" or not new or layout.names_project_file(rel)):
+        # an issue names files of the reporter's machine (a new 'test.py' is their script), but
+        # a new LICENSE or README it asks for is the requested change
         return "target", "named by the instruction"
     if SETUP_PATH.search(rel):
         return "setup", "environment path"
@@ -174,8 +178,9 @@ _EDIT_NAMES = {"edit", "write", "multiedit", "notebookedit", "write_file", "repl
 class _Reader:
     """Walks a trajectory's calls in order, remembering what the agent has seen and written."""
 
-    def __init__(self, layout: Layout):
+    def __init__(self, layout: Layout, empty_asked: bool = False):
         self.layout = layout
+        self.empty_asked = empty_asked  # the instruction asks for an empty file: touch builds it
         self.seen: set[str] = set()  # paths (relative) seen in commands or outputs so far
         self.created: set[str] = set()  # files the agent created (untracked)
         self.scripts: dict[str, str] = {}  # recorded script path -> body
@@ -203,11 +208,11 @@ class _Reader:
             if self._created(rel) or rel not in self.seen:
                 return Change(rel, op, "scratch", "removes a file the agent made or never saw")
         made = self._created(rel)
-        if op in ("create", "write") and self.early is None:
+        if op in ("create", "write", "touch") and self.early is None:
             self.early = set(self.seen)
         early = self.early if self.early is not None else self.seen
         known = rel in self.seen if "/" in rel or self.layout.kind != "swe" else rel in early
-        new = (op in ("create", "write") and not known) or made
+        new = (op in ("create", "write", "touch") and not known) or made
         if new or op == "mkdir":
             self.created.add(rel)
         if op == "mkdir":
@@ -216,7 +221,10 @@ class _Reader:
             return Change(rel, op, "scratch", "removes a file at the repository root")
         role, why = path_role(rel, self.layout, new, self.seen)
         if role == "target" and made and self.layout.kind == "swe":
-            role, why = "scratch", "a file in a directory the agent made"
+            if not self.layout.names_project_file(rel):
+                role, why = "scratch", "a file in a directory the agent made"
+        if role == "target" and op == "touch" and not self.empty_asked:
+            role, why = "setup", "an empty file (a stub, not an attempt)"
         if role == "target" and content is not None:
             special = content_role(content)
             if special:
@@ -332,6 +340,8 @@ class _Reader:
                     continue
                 if op == "write" and self.layout.rel(p) not in self.seen:
                     op_p = "create"
+                elif op == "create" and w0 == "touch" and self.layout.rel(p) not in self.seen:
+                    op_p = "touch"  # a new, empty file
                 else:
                     op_p = op
                 out.append(self.change(p, op_p, content))
@@ -397,7 +407,7 @@ def call_changes(
     snapshot diff says the call changed, as (path, status) with status added/modified/deleted;
     where it has an entry, it decides (evidence ``state-diff``)."""
     layout = layout or layout_of(traj)
-    rd = _Reader(layout)
+    rd = _Reader(layout, bool(re.search(r"\bempty\b", task_text(traj), re.I)))
     if layout.kind != "swe":  # a SWE issue names files of the reporter's machine, not the repo's
         rd.note(traj.instruction)
     out: list[CallChanges] = []

@@ -56,7 +56,7 @@ def _incomplete(doc: dict[str, Any]) -> list[str]:
     if missing:
         shown = ", ".join(repr(t) for t in missing[:5]) + (", ..." if len(missing) > 5 else "")
         out.append(f"Tasks not in the suite ({len(missing)}): {shown}; pass the suite that holds "
-                   "them with --tasks.")  # fmt: skip
+                   "them with --suite.")  # fmt: skip
     return out
 
 
@@ -178,6 +178,9 @@ def calibration_text(doc: dict[str, Any]) -> str:
                     f"on the semantics {_fmt(a['three_way_semantics'])}; resolved by vote "
                     f"{_fmt(a['vote_rate'])}, by the arbiter {_fmt(a['arbiter_rate'])}, unannotated "
                     f"{a['unannotated']}"]  # fmt: skip
+            if a.get("alpha"):
+                seat_alpha = {k: "NA" if v is None else f"{v:.3f}" for k, v in a["alpha"].items()}
+                out.append(f"Krippendorff's alpha among its seats (nominal): {seat_alpha}")
     out += ["", f"Krippendorff's alpha (nominal): {alpha}",
             f"arbiter (highest pooled accuracy): {doc['arbiter']}", ""]  # fmt: skip
     return "\n".join(out)

@@ -7,7 +7,12 @@ decided and the text anchor it matched (``Verdict``). Rules, in order:
 
 1. *Environment* (void): a timeout; a missing tool (exit 127, ``command not found``); a missing
    module the candidate does not provide (``No module named X``); no network; an install failing;
-   a test runner that collected nothing (``no tests ran``, ``Ran 0 tests``).
+   a test runner that collected nothing (``no tests ran``, ``Ran 0 tests``); a build that stops
+   before compiling anything (no ``file:line: error`` diagnostic, and its directory, cache or a
+   package it needs is missing: ``can't cd to .../build``, ``could not load cache``, CMake's failed
+   ``find_package``, ``No rule to make target 'Makefile'``); a test environment that says its own
+   results are not to be trusted (``not built with the correct FreeType version``, ``Expect many
+   image comparison failures``) when every failure is of the kind it predicted.
 2. *The check's own setup* (void): the check script or fixture is broken, not the candidate: a
    traceback whose frames are all in the check script or the standard library and whose error is
    a setup error (``ImproperlyConfigured``, ``settings are not configured``, ``Apps aren't loaded
@@ -47,6 +52,22 @@ _NETWORK = re.compile(r"Could not resolve host|Temporary failure in name resolut
                       r"not known|Network is unreachable|Connection refused|Max retries exceeded")  # fmt: skip
 _INSTALL_FAIL = re.compile(r"Unable to locate package|No matching distribution|Could not find a "
                            r"version that satisfies|ERROR: Could not install|E: Package")  # fmt: skip
+# a build that stops before compiling anything: its directory, cache or a package it needs is
+# missing (``can't cd to .../build``, CMake's failed ``find_package``); no compiler diagnostic
+_BUILD_ENV = re.compile(r"can't cd to|could not load cache|Could not find a package configuration "
+                        r"file|Could NOT find \w+|No targets specified and no makefile found|"
+                        r"CMake Error at \S*CMakeLists\.txt:\d+ \(find_package\)|"
+                        r"\bMakefile: No such file or directory|No rule to make target '?Makefile")  # fmt: skip
+_BUILD = re.compile(r"\bc?make\b|go build|cargo build|npm run build|\bninja\b|\bmeson\b")
+_COMPILER_DIAG = re.compile(
+    r"^\S+\.\w+:\d+(?::\d+)?:\s*(?:fatal )?error\b|^error(?:\[E\d+\])?:", re.M
+)
+# the test environment says its own results are not to be trusted (matplotlib built with another
+# FreeType), and the failures are the kind it predicted (image comparisons)
+_ENV_DECLARED = re.compile(
+    r"not built with the correct \w+ version|Expect (?:many )?[\w ]*failures"
+)
+_IMAGE_FAIL = re.compile(r"ImageComparisonFailure|images not close|image comparison failed", re.I)
 _NO_TESTS = re.compile(r"\bno tests ran\b|\bRan 0 tests\b|collected 0 items|0 passed", re.I)
 _SETUP_ERROR = re.compile(
     r"ImproperlyConfigured|settings are not configured|Apps aren't loaded yet|AppRegistryNotReady|"
@@ -100,6 +121,14 @@ def _mentions(text: str, changed: list[str]) -> bool:
         ):
             return True
     return False
+
+
+def _other_failure(text: str) -> bool:
+    """A failure whose exception is not an image comparison (pytest's ``E   SomeError: ...``
+    lines and its ``file.py:LINE: SomeError`` failure trailers)."""
+    kinds = re.findall(r"^E\s+(?:[\w.]+\.)?(\w+(?:Error|Exception|Failure))\b", text, re.M)
+    kinds += re.findall(r"^\S+\.py:\d+: (\w+)$", text, re.M)
+    return any(not _IMAGE_FAIL.search(k) for k in kinds)
 
 
 def _own_setup(text: str, scripts: set[str], changed: list[str]) -> str | None:
@@ -156,6 +185,15 @@ def read_output(
     ours = {p.rsplit("/", 1)[-1].rsplit(".", 1)[0] for p in changed}
     if mm and mm.group(1).split(".")[0] not in ours and not _mentions(text, changed):
         return Verdict("void", "environment", mm.group(0))
+    if (
+        _BUILD.search(command)
+        and _BUILD_ENV.search(text)
+        and not _COMPILER_DIAG.search(text)
+        and not _TRACEBACK.search(text)
+    ):
+        return Verdict("void", "environment", _BUILD_ENV.search(text).group(0))
+    if _ENV_DECLARED.search(text) and _IMAGE_FAIL.search(text) and not _other_failure(text):
+        return Verdict("void", "environment", _ENV_DECLARED.search(text).group(0))
     own = _own_setup(text, scripts, changed)
     if own:
         return Verdict("void", "check-setup", own)

@@ -2,7 +2,8 @@
 
 A label line names its trajectory by ``path`` (relative to a data root such as
 ``../shared/data/trajectories``) and ``index`` (which trajectory of a multi-trajectory file), with
-the file's ``sha256``, the b.2 fields, the ``split`` (``tune`` | ``heldout``), the ``anchor`` that
+the file's ``sha256``, the b.2 fields, the ``split`` (``tune`` | ``heldout``) and the ``batch`` it
+was drawn in (``BATCHES``), the ``anchor`` that
 must occur in the boundary call, and what decided the boundary (``evidence``). The trajectories
 are never copied into the project: they are read from the data roots, first root that has the
 file wins.
@@ -31,6 +32,9 @@ from agentpost.trajectory.importing import import_file
 from agentpost.trajectory.model import Trajectory
 
 SPLITS = ("tune", "heldout")
+# which draw a label came from: v1's tune and held-out thirds (seed 2929; the held-out third was
+# scored once, then moved into tune), v2's held-out batch (data/README.md)
+BATCHES = ("v1-tune", "v1-heldout", "v2-heldout")
 LABELS = Path(__file__).resolve().parent / "data" / "real-labels.jsonl"
 
 
@@ -40,16 +44,18 @@ class RealLabels:
     orders: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
     trajs: dict[str, Trajectory] = field(default_factory=dict)
     splits: dict[str, str] = field(default_factory=dict)
+    batches: dict[str, str] = field(default_factory=dict)
     rows: dict[str, dict] = field(default_factory=dict)  # the label lines, by case id
     missing: list[str] = field(default_factory=list)  # paths found under no data root
 
     def only(self, split: str | None) -> RealLabels:
-        """The labels of one split (None or ``all``: every label)."""
+        """The labels of one split or one batch (None or ``all``: every label)."""
         if split in (None, "all"):
             return self
-        keep = [c for c, s in self.splits.items() if s == split]
+        keep = [c for c, s in self.splits.items() if split in (s, self.batches.get(c))]
         return RealLabels({c: self.labels[c] for c in keep}, {c: self.orders[c] for c in keep},
-                          {c: self.trajs[c] for c in keep}, {c: split for c in keep},
+                          {c: self.trajs[c] for c in keep}, {c: self.splits[c] for c in keep},
+                          {c: self.batches[c] for c in keep if c in self.batches},
                           {c: self.rows[c] for c in keep}, list(self.missing))  # fmt: skip
 
 
@@ -105,6 +111,8 @@ def load(path: Path = LABELS, roots: list[Path] | None = None) -> RealLabels:
             raise InputError(path, f"line {n}", "a label needs a 'path' string")
         if row.get("split") not in SPLITS:
             raise InputError(path, f"line {n}", f"split must be one of {SPLITS}")
+        if row.get("batch") is not None and row["batch"] not in BATCHES:
+            raise InputError(path, f"line {n}", f"batch must be one of {BATCHES}")
         found = None
         for root in roots:
             cand = safe_path(root, row["path"], path, n)
@@ -132,6 +140,8 @@ def load(path: Path = LABELS, roots: list[Path] | None = None) -> RealLabels:
         ]
         out.trajs[cid] = traj
         out.splits[cid] = row["split"]
+        if row.get("batch"):
+            out.batches[cid] = row["batch"]
         out.rows[cid] = row
     return out
 

@@ -2,13 +2,16 @@
 
 - ``changes``: *what each call changed* (``changes.call_changes``: snapshot diffs, editor calls,
   parsed writes) and the exit status of later calls. The candidate is the end of the first
-  stretch of target changes, cut by the first call that runs code or reads a changed file; the
-  outcome comes from exit codes and error flags only (no output text is read).
-- ``commands``: *the commands and their outputs*. The stretch is cut only by a call that runs
-  something (an inspection of one's own edit belongs to the construction, so an announced
-  several-part change is one attempt), or by a revert; each check's output is read by the
-  written rules of ``reading`` (environment, the check's own setup, expected exceptions,
-  failures of other code).
+  stretch of target changes, cut by the first call that runs code or reads a changed file (not a
+  view that only locates the next edit: it shows none of the lines the agent wrote, and the next
+  change edits that file); the outcome comes from exit codes and error flags only (no output
+  text is read).
+- ``commands``: *the commands and their outputs*. The stretch is cut by a call that runs
+  something, by a revert, or by an inspection of a changed file after which the agent changes
+  a different file or nothing more (an inspection followed by more edits of the same file
+  belongs to the construction, so an announced several-part change is one attempt); each
+  check's output is read by the written rules of ``reading`` (environment, the check's own
+  setup, expected exceptions, failures of other code).
 - ``narration``: *the agent's own words*. The stretch is cut where the agent announces a check
   of the fix or behaviour ("run the reproduction script again", "verify the fix"), or where its
   reading of a check says something went wrong ("messed up", "did not work"); the outcome is the
@@ -20,7 +23,9 @@ All three take the candidate from the same change records (which calls changed w
 about); they differ in where the first attempt ends and how its first check is read. The first
 verification phase is, for all three, the checks from the first one after the candidate up to
 the next change of the target (a repair or a revert) or the submission (``data/real-labels.md``
-section 5).
+section 5). For the two seats that read exit codes and outputs, a failing check that the agent
+then cures by changing only its own test or script files (never the target), the same command
+succeeding next, was the check's own fault and says nothing against the candidate (section 6).
 
 Layer: pure.
 """
@@ -39,7 +44,7 @@ from agentpost.trajectory.calls import call_outputs, step_ids
 from agentpost.trajectory.model import Observation, ToolCall, Trajectory
 
 SEATS = ("changes", "commands", "narration")
-SEATS_VERSION = "seats/1"  # bump on any rule change: it keys cached answers
+SEATS_VERSION = "seats/2"  # bump on any rule change: it keys cached answers
 _INSPECT_TOOLS = {"read", "grep", "glob", "ls", "read_file", "list_directory", "glob_tool",
                   "search_file_content", "open", "goto", "scroll_up", "scroll_down", "search_file",
                   "search_dir", "find_file", "view", "open_file"}  # fmt: skip
@@ -88,6 +93,7 @@ class View:
     after: str  # the narration that follows it (the next turn's text)
     post_check: bool  # the call itself runs or reads something after its last write
     reads: tuple[str, ...]  # paths it reads or names
+    added: tuple[str, ...] = ()  # the non-blank lines an editor call or ``sed`` writes
 
 
 _PROGRAM = re.compile(
@@ -184,7 +190,8 @@ def views_of(traj: Trajectory, diffs: Mapping | None = None) -> list[View]:
             args = call.arguments if isinstance(call.arguments, dict) else {}
             reads = tuple(str(v) for k, v in args.items() if k in ("file_path", "path", "pattern"))
             out.append(View(step, j, text, kind, ch, outs[j], turn.text or "" if j == 0 else "",
-                            nxt if j == len(turn.tool_calls) - 1 else "", post, reads))  # fmt: skip
+                            nxt if j == len(turn.tool_calls) - 1 else "", post, reads,
+                            _added(args)))  # fmt: skip
     return out
 
 
@@ -198,23 +205,75 @@ def _names_changed(v: View, changed: set[str]) -> bool:
     return bool(dirs & words)
 
 
-def _is_check(seat: str, v: View, changed: set[str]) -> bool:
+def _added(args: dict) -> tuple[str, ...]:
+    """The non-blank lines an editor call writes (``new_str``, ``file_text``, ``content``,
+    ``new_string``); () when unknown (a shell command's quoting makes its written text unsure)."""
+    vals = [args.get(k) for k in ("new_str", "file_text", "content", "new_string")]
+    lines = [ln for v in vals if isinstance(v, str) for ln in v.splitlines()]
+    return tuple(ln.strip() for ln in lines if len(ln.strip()) >= 4)
+
+
+def _next_change(views: list[View], k: int) -> int | None:
+    """Position of the first call after ``k`` that changes the target (or reverts it), when only
+    reads, refused edits and other non-running calls lie between; None otherwise."""
+    for m in range(k + 1, len(views)):
+        u = views[m]
+        if u.changes.target or u.changes.revert:
+            return m
+        if u.kind in ("run", "control"):
+            return None
+    return None
+
+
+def _named_paths(v: View, changed: set[str]) -> set[str]:
+    hay = v.text + " " + " ".join(v.reads)
+    return {p for p in changed if p and (p in hay or p.rsplit("/", 1)[-1] in hay)}
+
+
+def _locates(views: list[View], k: int, changed: set[str]) -> bool:
+    """Inspection ``k`` only locates text for the next edit (``data/real-labels.md`` section 3:
+    "a view of the lines about to be replaced"): the next change edits a file it shows, and
+    what it shows holds none of the lines the stretch has written so far."""
+    v = views[k]
+    m = _next_change(views, k)
+    if m is None or not views[m].changes.target:
+        return False
+    shown = _named_paths(v, changed)
+    if not shown & {c.path for c in views[m].changes.changes if c.role == "target"}:
+        return False
+    written = {ln for u in views[:k] if u.changes.target for ln in u.added}
+    out = (v.obs.text or "") if v.obs else ""
+    return bool(written) and not any(ln in out for ln in written)
+
+
+def _is_check(seat: str, views: list[View], k: int, changed: set[str]) -> bool:
+    v = views[k]
     if v.kind == "run":
         return True
-    if v.kind == "inspect":
-        return seat != "commands" and _names_changed(v, changed)
-    return False
+    if v.kind != "inspect" or not _names_changed(v, changed):
+        return False
+    if seat == "commands":
+        # an inspection of one's own edit followed by more edits of that file is part of the
+        # construction (an announced several-part change); followed by a change elsewhere, or
+        # by no further change, it is the check of a finished attempt
+        m = _next_change(views, k)
+        if m is None:
+            return True
+        nxt = {c.path for c in views[m].changes.changes if c.role == "target"}
+        return not (_named_paths(v, changed) & nxt)
+    return not _locates(views, k, changed)
 
 
-def _cuts_here(seat: str, v: View, changed: set[str]) -> bool:
-    """Whether call ``v`` ends the construction stretch (it is the first check)."""
+def _cuts_here(seat: str, views: list[View], k: int, changed: set[str]) -> bool:
+    """Whether call ``views[k]`` ends the construction stretch (it is the first check)."""
+    v = views[k]
     if seat == "narration":
         if v.kind not in ("run", "inspect"):
             return False
         return bool(
             _FIX_CHECK.search(v.before) or (_WRONG.search(v.after) and _names_changed(v, changed))
         )
-    return _is_check(seat, v, changed)
+    return _is_check(seat, views, k, changed)
 
 
 def candidate(seat: str, views: list[View]) -> int | None:
@@ -236,7 +295,7 @@ def candidate(seat: str, views: list[View]) -> int | None:
             if v.post_check:
                 break
             continue
-        if _cuts_here(seat, v, changed):
+        if _cuts_here(seat, views, k, changed):
             break
     return cand
 
@@ -283,6 +342,27 @@ def _verdict(seat: str, views: list[View], v: View, changed: list[str], scripts:
     return verdict.value
 
 
+def _check_repaired(seat: str, views: list[View], i: int, changed: list[str],
+                    scripts: set[str]) -> bool:  # fmt: skip
+    """The failing check ``views[i]`` was itself at fault (``data/real-labels.md`` section 6, the
+    check's own setup): the agent next changes only its own test or script files, never the
+    target, and the same command then succeeds. A failure cured without touching the candidate
+    said nothing against it."""
+    v = views[i]
+    fixed = False
+    for u in views[i + 1 :]:
+        if u.changes.target or u.changes.revert or u.kind == "control":
+            return False
+        if u.changes.changes and u.changes.applied:
+            if any(c.role not in ("fixture", "scratch") for c in u.changes.changes):
+                return False
+            fixed = True
+            continue
+        if fixed and u.kind == "run" and u.text.strip() == v.text.strip():
+            return _verdict(seat, views, u, changed, scripts) == "positive"
+    return False
+
+
 def annotate_seat(traj: Trajectory, case_id: str, seat: str,
                   diffs: Mapping | None = None) -> Annotation | None:  # fmt: skip
     """The seat's b.2 annotation of ``traj`` (None: the seat abstains)."""
@@ -304,14 +384,22 @@ def annotate_seat(traj: Trajectory, case_id: str, seat: str,
     inline = c.post_check
     outcomes = [_verdict(seat, views, c, changed, scripts)] if inline else []
     started = inline
-    for v in views[k + 1 :]:
+    for i in range(k + 1, len(views)):
+        v = views[i]
         if v.changes.target or v.changes.revert or v.kind == "control":
             if started or v.changes.target or v.changes.revert:
                 break
             continue
         if v.kind == "run" or (v.kind == "inspect" and _names_changed(v, set(changed))):
             started = True
-            outcomes.append(_verdict(seat, views, v, changed, scripts))
+            got = _verdict(seat, views, v, changed, scripts)
+            if (
+                got == "negative"
+                and seat != "narration"
+                and _check_repaired(seat, views, i, changed, scripts)
+            ):
+                got = "void"
+            outcomes.append(got)
     triggered = bool(outcomes)
     z = None
     if triggered:

@@ -80,15 +80,25 @@ class Layout:
         return not (path.startswith("/") or path.startswith("~") or path.startswith(".."))
 
     def is_named(self, path: str) -> bool:
-        """The instruction names this file (by path, or by its base name)."""
-        rel = self.rel(path)
+        """The instruction names this file: by path, by its base name, or (a bare name without
+        an extension, ``LICENSE``, ``README``) by its stem. Case is ignored: instructions are prose
+        ("add an MIT license", "update the readme") and name ``LICENSE`` or ``README.md``."""
+        rel = self.rel(path).casefold()
         base = rel.rsplit("/", 1)[-1]
-        named = {self.rel(n) for n in self.named}
+        named = {self.rel(n).casefold() for n in self.named}
         return (
             rel in named
             or base in named
+            or self.names_project_file(path)
             or any(n.endswith("/" + base) and rel.endswith(n) for n in named)
         )
+
+    def names_project_file(self, path: str) -> bool:
+        """The instruction names this file by a bare project-file name (``LICENSE``, ``README``,
+        ``Makefile``, ``Dockerfile``, ``CODEOWNERS``, any case, with or without an extension)."""
+        base = self.rel(path).casefold().rsplit("/", 1)[-1]
+        bare = {n.casefold() for n in self.named if "." not in n and "/" not in n}
+        return base.split(".", 1)[0] in bare
 
 
 def _root(traj: Trajectory, text: str) -> str | None:

@@ -74,11 +74,22 @@ class Task:
     agent_env: dict[str, str] = field(default_factory=dict)
     verifier_env: dict[str, str] = field(default_factory=dict)
     steps: tuple[Step, ...] = ()
+    # sandbox directories writable besides the work directory (SWE-bench: /workspace, where
+    # OpenHands links the repository and writes its scratch files)
+    extra_writable_dirs: tuple[str, ...] = ()
 
     @property
     def explore(self) -> list[str]:
         """Read-only commands a scripted agent runs first (``[agentpost].explore``)."""
         return list(self.agentpost.get("explore", []))
+
+    @property
+    def writable_root(self) -> bool:
+        """Whether the task's container root is writable on docker, as Harbor gives it:
+        ``[agentpost].writable_root``; by default yes for a task as its authors wrote it (no
+        ``[agentpost]`` table) and no for agentpost's own tasks (bundled suite, lab), whose
+        verifiers keep the read-only root's guarantees."""
+        return bool(self.agentpost.get("writable_root", not self.agentpost))
 
     @property
     def check(self) -> str | None:
