@@ -203,8 +203,10 @@ def _script(cmd: str, note: str) -> str:
 
 _TEST_SH = """#!/usr/bin/env bash
 # Hidden evaluator: the output must equal the expected answer (a missing final newline is fine).
+# A pipeline, not a process substitution: bash waits for every stage of a pipeline, while a
+# substituted process may outlive the script, which the verifier counts against the run.
 mkdir -p /logs/verifier
-if [ -f /app/{out} ] && diff <(sed -e '$a\\' /app/{out}) /tests/expected.txt > /dev/null; then
+if [ -f /app/{out} ] && sed -e '$a\\' /app/{out} | diff - /tests/expected.txt > /dev/null; then
   echo 1 > /logs/verifier/reward.txt
 else
   echo 0 > /logs/verifier/reward.txt
