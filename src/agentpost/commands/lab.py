@@ -196,7 +196,11 @@ def results_command(
         if not path.is_file():
             raise InputError(path, None, f"no {f}: run `agentpost lab {name} -o {d}` first")
         docs[name] = json.loads(path.read_text())
-    doc = results_doc(docs["hero"], docs["scvd"], load=load)
+    from agentpost.lab import directions
+
+    registered = {"hero": [d.to_json() for d in directions.HERO],
+                  "scvd": [d.to_json() for d in directions.SCVD]}  # fmt: skip
+    doc = results_doc(docs["hero"], docs["scvd"], load=load, registered=registered)
     from agentpost.documents.write import write_json
 
     write_json(out, doc)

@@ -131,8 +131,31 @@ def render(hero: tuple[str, dict] | None, scvd: tuple[str, dict] | None) -> Sect
     return Section("lab", TITLE, "".join(parts), provenance=prov)
 
 
-def results_doc(hero: dict[str, Any], scvd: dict[str, Any], load: str = "") -> dict[str, Any]:
-    """``docs/lab/results.json``: what the two experiments found, from their own documents."""
+def not_run(registered: dict[str, list[dict[str, Any]]], docs: dict[str, dict[str, Any]]
+            ) -> list[dict[str, Any]]:  # fmt: skip
+    """The pre-registered directions (``{experiment: [Direction.to_json()]}``) an experiment's
+    document has no verdict for, each with the arms it lacked: they are listed, never dropped."""
+    out = []
+    for exp, dirs in registered.items():
+        doc = docs.get(exp) or {}
+        have = {d["name"] for d in doc.get("directions", [])}
+        arms = set(doc.get("table", {}))
+        for d in dirs:
+            if d["name"] in have:
+                continue
+            lacking = [a for a in (d["a"], d["b"]) if a is not None and a not in arms]
+            out.append({"experiment": exp, "name": d["name"], "expected": d["expected"],
+                        "estimate": None, "verdict": "not run",
+                        "reason": ("arm(s) not run: " + ", ".join(lacking)) if lacking
+                        else "no estimate in the experiment's document"})  # fmt: skip
+    return out
+
+
+def results_doc(hero: dict[str, Any], scvd: dict[str, Any], load: str = "",
+                registered: dict[str, list[dict[str, Any]]] | None = None) -> dict[str, Any]:  # fmt: skip
+    """``docs/lab/results.json``: what the two experiments found, from their own documents.
+    With ``registered`` (the pre-registered directions per experiment), a direction whose arms
+    did not run is listed with verdict ``not run`` and the arms it lacked."""
     pf = hero.get("preflight") or {}
     return {
         "format": RESULTS_FORMAT,
@@ -169,7 +192,8 @@ def results_doc(hero: dict[str, Any], scvd: dict[str, Any], load: str = "") -> d
             }
             for exp, doc in (("hero", hero), ("scvd", scvd))
             for d in doc.get("directions", [])
-        ],  # fmt: skip
+        ]  # fmt: skip
+        + not_run(registered or {}, {"hero": hero, "scvd": scvd}),
         "wall_s": {"hero": hero.get("wall_s"), "scvd": scvd.get("wall_s")},
     }
 
@@ -216,6 +240,7 @@ def results_markdown(res: dict[str, Any], hero: dict[str, Any], scvd: dict[str, 
              "\n### Directions\n",
              _md(["experiment", "direction", "expected", "estimate [95% CI]", "verdict"],
                  [[d["experiment"], d["name"], d["expected"],
-                   _est(d["estimate"], 0 if "tokens" in d["name"] else 3), d["verdict"]]
+                   _est(d["estimate"], 0 if "tokens" in d["name"] else 3),
+                   d["verdict"] + (f" ({d['reason']})" if d.get("reason") else "")]
                   for d in res["directions"]])]  # fmt: skip
     return "".join(parts)
