@@ -49,7 +49,7 @@ KNOWN_MISSES = {
         "sphinx-doc__sphinx-8475.traj.json#0",
         "sympy__sympy-19346.traj.json#0",
     },
-    "heldout": set(),  # no held-out batch is frozen at the moment
+    "heldout": set(),  # held-out v3 (frozen, not scored yet): filled from its one score
 }
 ROWS = [json.loads(x) for x in real_labels.LABELS.read_text().splitlines()]
 NOT_SHARED = "not in ../shared yet: the public source is listed in scvd/data/real-labels.md"
