@@ -99,6 +99,19 @@ def test_limits_hold(backend, image):
         assert big.exit_code != 0 and box.fs.stat("/app/big").st_size <= 1 << 20
 
 
+def test_the_disk_quota_holds_for_a_writable_root_and_the_volumes(backend, image):
+    """Harbor's storage limit: what a sandbox writes (container layer and volumes together,
+    not what the image brought) past ``disk_bytes`` ends the command as "disk quota"."""
+    lim = Limits(disk_bytes=40 << 20, file_bytes=1 << 30)
+    with backend.create(SandboxSpec(image=image, limits=lim, writable_root=True)) as box:
+        ok = box.exec("head -c 10000000 /dev/zero > /app/a && head -c 10000000 /dev/zero > /b")
+        assert ok.exit_code == 0 and ok.killed is None
+        fill = box.exec("for i in $(seq 30); do head -c 5000000 /dev/zero > /opt/f$i; sleep 0.3;"
+                        " done", timeout_s=60)  # fmt: skip
+        assert fill.killed == "disk quota", fill
+        assert box.exec("echo still > /app/x && cat /app/x").stdout == "still\n"
+
+
 def test_snapshot_restore_is_exact(backend, image, tmp_path):
     with backend.create(SandboxSpec(image=image)) as box:
         box.exec("echo v1 > /app/f; mkdir -p /logs/x; echo l > /logs/x/y; echo t > /tmp/t")

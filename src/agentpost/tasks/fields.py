@@ -205,6 +205,8 @@ def agentpost_table(table: dict[str, Any], path: Path, where: str) -> dict[str, 
     workdir = table.get("workdir", "/app")
     if not isinstance(workdir, str) or not workdir.startswith("/"):
         raise InputError(path, f"{where}.workdir", "must be an absolute sandbox path")
+    if not isinstance(table.get("writable_root", False), bool):
+        raise InputError(path, f"{where}.writable_root", "must be true or false")
     return table
 
 
