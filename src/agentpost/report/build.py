@@ -36,6 +36,7 @@ from agentpost.report import (
 from agentpost.report.html import Section, cell, note, page, producer_line, table
 from agentpost.report.palette import agent_colors
 from agentpost.report.scan import KINDS, Found, classify_json, scan  # noqa: F401 (classify_json: its old home, until 0.3)
+from agentpost.report.viewer_store import Shards
 
 
 def _one(found: Found, kind: str) -> tuple[str, Any] | None:
@@ -111,10 +112,11 @@ def _guarded(key: str, title: str, kinds: tuple[str, ...], found: Found, fn) -> 
         return Section(key, title, note(why, strong=True), present=False)
 
 
-def build_sections(run_dir: Path, found: Found) -> list[Section]:
+def build_sections(run_dir: Path, found: Found, shards: Shards) -> list[Section]:
+    """Every section of the report of ``run_dir``; the viewer's data goes to ``shards``."""
     f, one = found.files, partial(_one, found)
     try:
-        top, cmp, view = joined.sections(run_dir, found)
+        top, cmp, view = joined.sections(run_dir, found, shards)
     except (TypeError, KeyError, AttributeError, ValueError, IndexError) as e:
         why = f"Could not build the verdict and the trajectory viewer: {type(e).__name__}: {e}"
         found.problems.append(why)
@@ -172,13 +174,19 @@ def render_run_dir(
     if out.is_dir():  # `-o SOME_DIR`: the report goes inside it
         out = out / "report.html"
     found = scan(run_dir)
-    with agent_colors(joined.agent_names(found)):
-        sections = build_sections(run_dir, found)
-        if compare_to is not None:
-            sections.insert(1, joined.compare_section(run_dir, Path(compare_to).resolve(), *agents))
-    for p in found.problems if warn else []:
-        warn(p)
-    made_by = producer(render_run_dir, run_dir=str(run_dir))
-    html = page("agentpost report", f"{run_dir.name} · agentpost {VERSION}", sections, made_by,
-                scripts=_scripts(sections))  # fmt: skip
-    return atomic_write(out, html)
+    shards = Shards(out)
+    try:
+        with agent_colors(joined.agent_names(found)):
+            sections = build_sections(run_dir, found, shards)
+            if compare_to is not None:
+                sections.insert(1, joined.compare_section(run_dir, Path(compare_to).resolve(),
+                                                          *agents))  # fmt: skip
+        for p in found.problems if warn else []:
+            warn(p)
+        made_by = producer(render_run_dir, run_dir=str(run_dir))
+        html = page("agentpost report", f"{run_dir.name} · agentpost {VERSION}", sections,
+                    made_by, scripts=_scripts(sections), own_files=shards.external)  # fmt: skip
+        shards.install()  # the data first: a new page never points at a missing folder
+        return atomic_write(out, html)
+    finally:
+        shards.discard()

@@ -141,13 +141,16 @@ def page(
     report_producer: dict[str, Any],
     *,
     scripts: Sequence[tuple[str, str]] = (),
+    own_files: bool = False,
 ) -> str:
     """The whole document. ``report_producer`` is the report's own producer block.
     ``scripts``: ``(code, csp_hash)`` pairs, inlined at the end of the body and admitted by the
-    Content-Security-Policy by their hash only (no other script can run)."""
+    Content-Security-Policy by their hash only (no other script can run). ``own_files``: the
+    page also runs scripts from its own folder (the viewer's data beside it: 'self', which for a
+    page opened from disk is the file: scheme; still nothing from the network)."""
     csp = CSP
     if scripts:
-        csp += "; script-src " + " ".join(h for _, h in scripts)
+        csp += "; script-src " + " ".join(h for _, h in scripts) + (" 'self'" if own_files else "")
     extra_css = "".join(s.css for s in sections if s.css)
     tail = "".join(f"<script>{code}</script>" for code, _ in scripts)
     nav = "".join(f'<a href="#{escape(s.key)}">{escape(s.title)}</a>' for s in sections)

@@ -14,9 +14,25 @@ from agentpost.report import rundata, verdict, verdict_view, viewer
 from agentpost.report.html import Section
 
 
-def sections(run_dir: Path, found: Any) -> list[Section | None]:
+def viewer_section(data: rundata.RunData, shards: Any) -> Section:
+    """The trajectory viewer of ``data``: every trajectory's full entry goes to ``shards``
+    (``viewer_store.Shards``), its index row stays here."""
+    metas, agents = [], []
+    for t in data.trajectories:
+        row = data.rows.get(t.id) or {}
+        rec = data.records.get(t.id)
+        shards.add(viewer.entry(t, row, rec, data.advantages.get(t.id)))
+        metas.append(viewer.meta(t, row, rec))
+        agents.append(str(row.get("agent") or t.model or ""))
+    shards.finish()
+    where = shards.name if shards.external else None
+    index = viewer.index(metas, agents, shards.places, shards.digests, where)
+    return viewer.render(len(metas), shards.html(index), where)
+
+
+def sections(run_dir: Path, found: Any, shards: Any) -> list[Section | None]:
     """From the joined run data: the verdict (first), the comparison of this run's agents
-    against its best agent, and the trajectory viewer (last)."""
+    against its best agent, and the trajectory viewer (last; its data goes to ``shards``)."""
     from agentpost.report.compare import compare
     from agentpost.report.compare_view import section as compare_section_of
     from agentpost.report.viewer_script import CSS
@@ -26,7 +42,7 @@ def sections(run_dir: Path, found: Any) -> list[Section | None]:
     doc = verdict.verdict(
         list(data.rows.values()), data.records, data.grades, trajectories=first, suite=data.suite
     )
-    view = viewer.render(data.trajectories, data.rows, data.records, data.advantages)
+    view = viewer_section(data, shards)
     view.css = CSS
     docs = [compare(a, b, n_boot=500) for a, b in rundata.within_run_pairs(data)]
     cmp = compare_section_of(docs, title="Compare the agents of this run: B − A against the "
