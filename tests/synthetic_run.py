@@ -37,7 +37,9 @@ def _scaled(v: Any, f: float) -> Any:
     return int(round(v * f)) if isinstance(v, int | float) and not isinstance(v, bool) else v
 
 
-def _rollout(tpl: dict, tid: str, task: str, model: str, run: str, resolved: bool, f: float) -> dict:
+def _rollout(
+    tpl: dict, tid: str, task: str, model: str, run: str, resolved: bool, f: float
+) -> dict:
     t = dict(tpl, id=tid, task_id=task, model=model, run_id=run)
     t["outcome"] = dict(tpl.get("outcome") or {}, resolved=resolved)
     turns = []

@@ -99,7 +99,7 @@ def test_a_big_run_goes_to_shards_beside_the_page_with_a_digest_each(tmp_path: P
     assert int(n) == 3 and orjson.loads(digest) == shards.digests[3]
     at = [i for i, (s, _) in enumerate(shards.places) if s == 3]
     assert [e["id"] for e in orjson.loads(entries)] == [trajs[i].id for i in at]
-    idx = (tmp_path / "report_data" / "index.js").read_bytes()[len(MARK):]
+    idx = (tmp_path / "report_data" / "index.js").read_bytes()[len(MARK) :]
     doc = orjson.loads(idx.removeprefix(b"window.__apIndex=").removesuffix(b";\n"))
     assert doc["dir"] == "report_data" and doc["cols"]["shard"][at[0]] == 3 and doc["n"] == 40
     # a second, small build replaces the stale folder it finds (it is agentpost's own)
@@ -110,7 +110,9 @@ def test_a_big_run_goes_to_shards_beside_the_page_with_a_digest_each(tmp_path: P
 
 
 @pytest.mark.parametrize("planted", ["link", "file", "foreign dir"])
-def test_a_data_folder_not_written_by_agentpost_is_never_replaced(tmp_path: Path, planted: str) -> None:
+def test_a_data_folder_not_written_by_agentpost_is_never_replaced(
+    tmp_path: Path, planted: str
+) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     (elsewhere / "keep.txt").write_text("mine")
