@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentpost.report.html import cell, details, note, table
+from agentpost.report.html import capped, cell, details, note, table
 from agentpost.report.svg import bar_chart
 
 
@@ -75,12 +75,15 @@ def advantage_part(adv: dict[str, Any]) -> str:
             ]
         )
     head = note(adv["note"]) if adv.get("note") else ""
+    listed, cut = capped(rows, lambda r: r[1], "largest groups",
+                         "the advantages JSON has them all")  # fmt: skip
     tab = table(
-        ["group", "rollouts", "resolved", "p", "gate w", "min mean adv.", "max mean adv."], rows
+        ["group", "rollouts", "resolved", "p", "gate w", "min mean adv.", "max mean adv."], listed
     )
     return (
         head
         + (_advantage_chart(rollouts) if rollouts else "")
+        + cut
         + details(f"Per group ({len(rows)} groups)", tab)
         + (f"<p>Clipped fraction of turn tokens: {cell(adv.get('clipped_fraction'))}.</p>")
     )

@@ -18,7 +18,7 @@ from typing import Any
 from agentpost.hero.variation import task_variation
 from agentpost.report.advantages import advantage_part
 from agentpost.report.explain import acronyms, cost_units, trs_caveat
-from agentpost.report.html import Section, details, not_run, note, producer_line, table
+from agentpost.report.html import Section, capped, details, not_run, note, producer_line, table
 from agentpost.report.runs import per_run_part
 from agentpost.report.svg import bar_chart, top_n
 
@@ -136,14 +136,18 @@ def _model_part(
         "unproductive_turn_rate",
         "mean_entropy",
     )
+    listed, cut = capped(rows, lambda r: r.get("unproductive_turns"),
+                         "trajectories with most unproductive turns",
+                         "the trajectory viewer lists all, sortable by unproductive turns")  # fmt: skip
     per_traj = table(
         ["trajectory", *[c.replace("_", " ") for c in cols]],
-        [[r.get("id"), *[r.get(c) for c in cols]] for r in rows],
+        [[r.get("id"), *[r.get(c) for c in cols]] for r in listed],
         left=3,
     )
     return (
         "".join(parts)
         + f'<div class="plots">{"".join(plots)}</div>'
+        + cut
         + details(f"Per trajectory ({len(rows)} trajectories)", per_traj)
     )
 
@@ -211,12 +215,14 @@ def _variation_part(groups: list[dict[str, Any]], rows: list[dict[str, Any]]) ->
         if pooled
         else ""
     )
+    listed, cut = capped(var, lambda v: v.get("cmax_cmin"), "rows of widest variation (C_max / C_min)",
+                         "the efficiency JSON has them all")  # fmt: skip
     tab = table(
         ["model", "task", *cols],
-        [[v["model"], v["task"], *[v.get(c) for c in cols]] for v in var],
+        [[v["model"], v["task"], *[v.get(c) for c in cols]] for v in listed],
         left=2,
     )
-    return head + chart + details(f"Variation per task ({len(var)} rows)", tab)
+    return head + chart + cut + details(f"Variation per task ({len(var)} rows)", tab)
 
 
 def _association_chart(m: dict[str, Any]) -> str:

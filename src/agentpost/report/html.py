@@ -100,6 +100,26 @@ def table(header: Sequence[str], rows: Sequence[Sequence[Any]], *, left: int = 1
     return f'<div class="tw"><table><thead><tr>{th}</tr></thead><tbody>{rows_html}</tbody></table></div>'
 
 
+MAX_ROWS = 500  # a table lists at most this many rows (the viewer lists every trajectory)
+
+
+def capped(rows: list, key: Any, what: str, where: str) -> tuple[list, str]:
+    """``rows`` when there are at most ``MAX_ROWS``; else the ``MAX_ROWS`` largest by ``key``
+    (a function of a row; None counts as smallest), in their order, and a note saying so:
+    ``what`` names the rows and the ordering, ``where`` where to see them all."""
+    if len(rows) <= MAX_ROWS:
+        return rows, ""
+
+    def rank(i: int) -> tuple:
+        v = key(rows[i])
+        return (v is None, -(v or 0), i)
+
+    keep = sorted(sorted(range(len(rows)), key=rank)[:MAX_ROWS])
+    return [rows[i] for i in keep], note(
+        f"The table lists the {MAX_ROWS} {what} of {len(rows)}; {where}."
+    )
+
+
 def details(summary: str, inner: str, *, open_: bool = False) -> str:
     """A collapsible block (no script needed): long tables stay one click away."""
     flag = " open" if open_ else ""

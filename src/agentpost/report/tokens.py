@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from agentpost.report.html import Section, details, not_run, note, producer_line, table
+from agentpost.report.html import Section, capped, details, not_run, note, producer_line, table
 from agentpost.report.svg import bar_chart, line_chart, top_n
 from agentpost.trajectory.model import Trajectory
 
@@ -159,7 +159,7 @@ def _charts(files: Sequence[tuple[str, Sequence[Trajectory]]], with_usage: list[
         parts.append(
             note(
                 f"The per-trajectory chart shows the {MAX_BARS} trajectories with most tokens "
-                f"and the mean of the other {len(with_usage) - MAX_BARS}; the table lists all."
+                f"and the mean of the other {len(with_usage) - MAX_BARS}; the viewer lists all."
             )
         )
     models = {t.model or t.agent or "?" for t in with_usage}
@@ -208,11 +208,12 @@ def render(
         return not_run("tokens", TITLE, "no canonical trajectories (*.jsonl) in the run directory")
     with_usage = [t for t in trajs if t.totals.input_tokens is not None]
     remarks = "".join(note(f"{src}: {notes[src]}") for src, _ in files if src in notes)
+    listed, cut = capped(_rows(trajs), lambda r: r[8], "trajectories with most tokens",
+                         "the trajectory viewer lists all, sortable by tokens")  # fmt: skip
     body = (
         remarks
         + _charts(files, with_usage)
-        + details(
-            f"Per trajectory ({len(trajs)} trajectories)", table(HEADER, _rows(trajs), left=3)
-        )
+        + cut
+        + details(f"Per trajectory ({len(trajs)} trajectories)", table(HEADER, listed, left=3))
     )
     return Section("tokens", TITLE, body, provenance=_provenance(files))
