@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import os
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -139,16 +139,21 @@ def read_regular(path: str | Path) -> bytes:
         os.close(fd)
 
 
-def iter_jsonl(path: str | Path) -> Iterator[Trajectory]:
+def iter_jsonl(
+    path: str | Path, progress: Callable[[int], object] | None = None
+) -> Iterator[Trajectory]:
     """Yield trajectories from a canonical JSONL file; a file that cannot be read or a bad line
     raises ``InputError`` naming the file and the line (and column or JSON path). A repeated id
-    is skipped (the first line wins) and reported once, at the end, as a warning."""
+    is skipped (the first line wins) and reported once, at the end, as a warning. ``progress``
+    is called with the bytes of each line read (a progress bar over the file's size)."""
     path = Path(path)
     seen: set[str] = set()
     repeated: list[str] = []
     with open_regular(path) as f:
         try:
             for lineno, line in enumerate(f, start=1):
+                if progress is not None:
+                    progress(len(line))
                 if not line.strip():
                     continue
                 try:
