@@ -126,7 +126,7 @@ def _cases(root: Path) -> list[tuple[str, list[str]]]:
     ]  # fmt: skip
     dir_slots = [
         ["tasks", "list", "{}"], ["tasks", "check", "{}"], ["security", "check", "{}"],
-        ["replay", good, "--task", "{}"], ["run", "--tasks", "{}", "--policy", "careful", "-o", out],
+        ["replay", good, "--task", "{}"], ["run", "--suite", "{}", "--policy", "careful", "-o", out],
         ["sandbox", "exec", "--workdir", "{}", "--", "true"], ["report", "{}"],
         ["security", "hint", "{}"], ["security", "grade", "{}", good],
     ]  # fmt: skip
@@ -161,7 +161,7 @@ def _cases(root: Path) -> list[tuple[str, list[str]]]:
         cases.append((f"security grade --timeout {value}", ["security", "grade", task, good, "--timeout", value]))  # fmt: skip
     for url in ("http://127.0.0.1:PORTX", "http://[::1", "ftp://x/v1", "::::", "http://"):
         cases.append((f"run --base-url {url}", [*model, "--base-url", url]))
-    for flag, value in (("-G", str(10**20)), ("-n", str(10**20)), ("--step-limit", str(10**400)),
+    for flag, value in (("-G", str(10**20)), ("--workers", str(10**20)), ("--step-limit", str(10**400)),
                         ("-G", "1e400"), ("--max-tokens", "-1"), ("--token-budget", "nan")):  # fmt: skip
         cases.append((f"run {flag} {value[:12]}", [*run, flag, value]))
     return cases

@@ -46,3 +46,25 @@ def test_an_unwritable_place_is_a_one_line_error(tmp_path) -> None:
     (tmp_path / "file").write_text("x")
     with pytest.raises(InputError, match="cannot write here"):
         DirLock(tmp_path / "file" / "out").acquire()
+
+
+def test_no_lock_file_is_left_behind_and_a_released_lock_is_free(tmp_path) -> None:
+    """A finished (or interrupted: the with block unwinds) holder removes .agentpost.lock; the
+    next writer still gets the one lock (no ghost lock on an unlinked file)."""
+    from agentpost.dirlock import LOCK_NAME
+
+    with DirLock(tmp_path):
+        assert (tmp_path / LOCK_NAME).exists()
+    assert not (tmp_path / LOCK_NAME).exists()
+    try:
+        with DirLock(tmp_path):
+            raise KeyboardInterrupt
+    except KeyboardInterrupt:
+        pass
+    assert not (tmp_path / LOCK_NAME).exists()
+    with DirLock(tmp_path):
+        errors = []
+        t = threading.Thread(target=lambda: _try(tmp_path, errors))
+        t.start()
+        t.join()
+        assert errors and "another agentpost process" in errors[0]

@@ -218,7 +218,7 @@ def test_shared_rooms_import_no_method() -> None:
 # replay serves them all, so it stands below them.)
 ROOMS = [
     "_moved", "agentpost", "errors", "config_checks", "prices", "dirlock", "store", "components",
-    "documents",  # the foundation: no agentpost room above it
+    "documents", "intervals",  # the foundation: no agentpost room above it
     "ingress",  # the one way in for bytes from a sandbox, trajectory or run folder
     "trajectory", "sft", "sandbox", "tasks", "replay",  # data, sandboxes, tasks, replay
     "hero", "agent", "judges", "scvd", "security",  # HERO, the agent runtime, judges, SCVD, SecureVibe

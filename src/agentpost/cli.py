@@ -13,6 +13,7 @@ import importlib
 import sys
 
 import typer
+import typer.main
 
 from agentpost.errors import AgentpostError
 
@@ -67,19 +68,30 @@ def _register() -> None:
         importlib.import_module(f"agentpost.commands.{area}").register(app)
 
 
+def command():
+    """The CLI's click command tree, its help tidied (``commands._help.tidy``: no Python type
+    names, flags without a value column); ``main`` runs it and tests read it."""
+    from agentpost.commands._help import tidy
+
+    _register()
+    return tidy(typer.main.get_command(app))
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI on ``argv`` (default: ``sys.argv[1:]``); typed errors and failures to read or
     write a named path become one ``error:`` line and exit status 2, never a traceback. Old
-    option spellings are rewritten first (``commands._aliases``)."""
-    from agentpost.commands._aliases import rewrite
+    option spellings are rewritten first (``commands._aliases``), each with a warning."""
+    from agentpost.commands._aliases import rewrite_warn
     from agentpost.commands._signals import interrupted_code, signals_as_interrupt
 
-    _register()
-    argv = rewrite(list(sys.argv[1:] if argv is None else argv))
+    argv, warnings = rewrite_warn(list(sys.argv[1:] if argv is None else argv))
+    for w in warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    cli = command()
     try:
         with signals_as_interrupt() as caught:  # SIGTERM/SIGHUP unwind (and clean up) like Ctrl-C
             try:
-                app(args=argv, prog_name="agentpost")
+                cli(args=argv, prog_name="agentpost")
             except SystemExit:
                 if caught:  # click said "Aborted!": exit as the signal would have
                     sys.exit(interrupted_code(caught))

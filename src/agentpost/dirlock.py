@@ -4,6 +4,9 @@
 and command there. A second writer gets an ``InputError`` naming the directory and the pid
 holding it, at once (it never waits). The kernel drops a flock when its holder exits, however
 it exits, so a run killed with SIGKILL leaves no stale lock: the file stays, the lock does not.
+A holder that finishes (or is interrupted: Ctrl-C unwinds through ``release``) removes the file
+while it still holds the lock; ``acquire`` checks that the file it locked is still the one at the
+path, so a process that opened it just before the removal retries instead of holding a ghost.
 The lock is advisory and needs a filesystem with flock (local disks; NFS v4 emulates it).
 Re-entrant within one thread (the CLI takes it before its progress bar, the runner again), so
 nested holders share one flock; another thread of the same process is refused like a process.
@@ -41,6 +44,24 @@ class DirLock:
                 _held[key][1] += 1
                 self._key = key
                 return self
+        except OSError as e:
+            raise InputError(self.folder, None, f"cannot write here: {e.strerror}") from None
+        for _ in range(100):  # a holder that just released unlinked the file we opened: retry
+            fd = self._lock()
+            if _same_file(fd, self.path):
+                break
+            os.close(fd)
+        else:
+            raise InputError(self.path, None, "cannot lock: the lock file keeps being replaced")
+        os.ftruncate(fd, 0)
+        os.write(fd, f"pid {os.getpid()}: {' '.join(sys.argv)[:200]}\n".encode())
+        _held[key] = [fd, 1]
+        self._key = key
+        return self
+
+    def _lock(self) -> int:
+        """An open descriptor of the lock file, flocked; ``InputError`` when another holds it."""
+        try:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         except OSError as e:
             raise InputError(self.folder, None, f"cannot write here: {e.strerror}") from None
@@ -58,11 +79,7 @@ class DirLock:
         except OSError as e:  # a filesystem without flock
             os.close(fd)
             raise InputError(self.path, None, f"cannot lock: {e.strerror}") from None
-        os.ftruncate(fd, 0)
-        os.write(fd, f"pid {os.getpid()}: {' '.join(sys.argv)[:200]}\n".encode())
-        _held[key] = [fd, 1]
-        self._key = key
-        return self
+        return fd
 
     def release(self) -> None:
         key, self._key = self._key, None
@@ -71,6 +88,10 @@ class DirLock:
             entry[1] -= 1
             if entry[1] == 0:
                 del _held[key]
+                try:  # no lock file left behind: removed while still held (see acquire)
+                    os.unlink(self.path)
+                except OSError:
+                    pass
                 os.close(entry[0])  # closing the last descriptor drops the flock
 
     def __enter__(self) -> DirLock:
@@ -78,6 +99,15 @@ class DirLock:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    """Whether ``fd`` is still the file at ``path`` (a releasing holder unlinks it)."""
+    try:
+        a, b = os.fstat(fd), os.stat(path)
+    except OSError:
+        return False
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
 
 
 def _read_holder(fd: int) -> str:

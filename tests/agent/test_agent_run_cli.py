@@ -35,7 +35,7 @@ def _ids(out: Path) -> list[str]:
 
 
 def test_policies_make_groups_whose_outcomes_differ_by_policy(tmp_path: Path) -> None:
-    proc = _run(tmp_path, "-G", "2", "-n", "2")
+    proc = _run(tmp_path, "-G", "2", "--workers", "2")
     assert proc.returncode == 0, proc.stderr
     summary = json.loads((tmp_path / "run.json").read_text())
     assert (
@@ -60,7 +60,7 @@ def test_policies_make_groups_whose_outcomes_differ_by_policy(tmp_path: Path) ->
 def test_killed_run_resumes_without_repeating_finished_rollouts(tmp_path: Path) -> None:
     total = 2 * 2 * 3
     pols = ["--policy", "careful", "--policy", "hasty"]
-    cmd = [*CLI, "run", *pols, *TASKS, "-o", str(tmp_path), "-G", "3", "-n", "1"]
+    cmd = [*CLI, "run", *pols, *TASKS, "-o", str(tmp_path), "-G", "3", "--workers", "1"]
     proc = subprocess.Popen(
         cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
     )
@@ -78,7 +78,9 @@ def test_killed_run_resumes_without_repeating_finished_rollouts(tmp_path: Path) 
     assert 3 <= n_before < total, "the run must be killed part-way"
     with open(path, "ab") as f:  # a torn last line, as a kill in the middle of a write leaves
         f.write(b'{"id": "csv-to-json::scripted/careful::9", "tur')
-    proc2 = subprocess.run([*cmd[:-2], "-n", "2"], capture_output=True, text=True, timeout=300)
+    proc2 = subprocess.run(
+        [*cmd[:-2], "--workers", "2"], capture_output=True, text=True, timeout=300
+    )
     assert proc2.returncode == 0, proc2.stderr
     ids = _ids(tmp_path)
     assert len(ids) == len(set(ids)) == total  # nothing repeated, everything finished
@@ -90,7 +92,19 @@ def test_killed_run_resumes_without_repeating_finished_rollouts(tmp_path: Path) 
 
 
 def test_ctrl_c_keeps_finished_rollouts_and_starts_no_more(tmp_path: Path) -> None:
-    cmd = [*CLI, "run", "--policy", "wasteful", *TASKS, "-o", str(tmp_path), "-G", "3", "-n", "1"]
+    cmd = [
+        *CLI,
+        "run",
+        "--policy",
+        "wasteful",
+        *TASKS,
+        "-o",
+        str(tmp_path),
+        "-G",
+        "3",
+        "--workers",
+        "1",
+    ]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     path = tmp_path / "trajectories.jsonl"
     deadline = time.monotonic() + 120
@@ -148,7 +162,7 @@ def test_a_spent_token_budget_stops_the_run_and_a_rerun_continues(tmp_path: Path
 
     with LoopbackServer(_look_then_submit, api_key="k") as srv:
         cmd = [*CLI, "run", "--model", "loopback-coder", "--base-url", srv.url, "--task", "csv-to-json",
-               "-G", "3", "-n", "1", "-o", str(tmp_path), *KEY]  # fmt: skip
+               "-G", "3", "--workers", "1", "-o", str(tmp_path), *KEY]  # fmt: skip
         first = subprocess.run(
             [*cmd, "--token-budget", "1"], capture_output=True, text=True, env=ENV
         )
@@ -194,7 +208,7 @@ def test_a_refused_request_stops_the_run_with_a_clear_message(tmp_path: Path) ->
     with LoopbackServer(_look_then_submit, api_key="k") as srv:
         srv.fail("ok", "400")  # the second call of the first rollout is refused
         cmd = [*CLI, "run", "--model", "loopback-coder", "--base-url", srv.url, "--task", "csv-to-json",
-               "-G", "3", "-n", "1", "-o", str(tmp_path), *KEY]  # fmt: skip
+               "-G", "3", "--workers", "1", "-o", str(tmp_path), *KEY]  # fmt: skip
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=ENV)
         assert len(srv.requests) == 2  # nothing after the refusal
     assert proc.returncode == 1 and "Traceback" not in proc.stderr

@@ -25,7 +25,7 @@ ENV = {**os.environ, "AGENTPOST_TEST_KEY": "k"}
 
 def _model_run(srv: LoopbackServer, out: Path) -> list[str]:
     return [*CLI, "run", "--model", "loopback", "--base-url", srv.url, "--api-key-env",
-            "AGENTPOST_TEST_KEY", "--task", "csv-to-json", "-G", "3", "-n", "1",
+            "AGENTPOST_TEST_KEY", "--task", "csv-to-json", "-G", "3", "--workers", "1",
             "--request-timeout", "120", "-o", str(out)]  # fmt: skip
 
 
@@ -116,3 +116,19 @@ def test_a_stop_does_not_wait_for_a_long_command_in_flight(tmp_path: Path) -> No
     assert proc.returncode == 143 and took < 5, (took, stderr)
     assert not _running(f"sleep\0{marker}\0".encode()) and _sandboxes_of(proc.pid) == []
     assert not (tmp_path / "trajectories.jsonl").exists()
+
+
+def test_ctrl_c_of_a_scripted_run_says_interrupted_not_check_base_url(tmp_path: Path) -> None:
+    """Without a model there is no --base-url to check: Ctrl-C says the run was interrupted and
+    leaves no lock file behind."""
+    cmd = [*CLI, "run", "--policy", "wasteful", "--task", "csv-to-json", "--task", "greet-cli",
+           "-G", "3", "--workers", "1", "-o", str(tmp_path)]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    _wait_for(lambda: bool(_sandboxes_of(proc.pid)))  # the backend check, then rollouts
+    time.sleep(3)
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert "check --base-url" not in stderr and "model unavailable" not in stderr
+    assert "interrupted" in stderr and "Traceback" not in stderr
+    assert not (tmp_path / ".agentpost.lock").exists()

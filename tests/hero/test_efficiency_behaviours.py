@@ -211,3 +211,59 @@ def test_association_finds_low_entropy_unproductive_turns():
     r = a["point_biserial_r"]
     assert r == pytest.approx(point_biserial(un, h)) and r < -0.5
     assert a["r_ci"][0] <= r <= a["r_ci"][1]
+
+
+def _write(path: str, name: str = "create"):
+    return ToolCall(
+        name=name, arguments={"path": path, "file_text": "..."}, kind="edit"
+    ), Observation(text="File created", is_error=False)
+
+
+def test_a_failed_run_of_a_script_the_agent_wrote_is_a_check_run_not_a_tool_error():
+    """The rule in hero.behaviours' docstring: the agent writes reproduce.py (a create tool) and
+    check.sh (a shell heredoc), runs them and they fail by design: check runs (C), not tool
+    errors, not unproductive. A mistyped command, a failed run of a file it only edited in
+    place, and a failed run of a file it never wrote stay tool errors (E)."""
+    from agentpost.hero.analyze import analyze
+
+    edit = ToolCall(name="str_replace_editor", kind="edit",
+                    arguments={"command": "str_replace", "path": "/repo/setup.py", "old_str": "a",
+                               "new_str": "b"}), Observation(text="edited", is_error=False)  # fmt: skip
+    turns = [
+        turn(0, [_write("/testbed/reproduce.py")]),
+        turn(1, [shell("python reproduce.py", 1, "AssertionError: bug shown")]),
+        turn(2, [shell("cat > check.sh <<'EOF'\nexit 3\nEOF\nbash check.sh", 3)]),
+        turn(3, [shell("pythn reproduce.py", 127, "pythn: command not found")]),
+        turn(4, [edit, shell("python /repo/setup.py", 1, "Traceback (most recent call last):")]),
+        turn(5, [shell("python other.py", 2, "No such file or directory")]),
+        turn(6, [shell("./reproduce.py", 0)]),
+    ]
+    flags = detect(traj("t", "k", "m", True, turns))
+    assert [(f.tool_error, f.check_run) for f in flags] == [
+        (False, False), (False, True), (False, True), (True, False), (True, False),
+        (True, False), (False, False),
+    ]  # fmt: skip
+    assert not flags[1].unproductive and flags[3].unproductive
+    doc = analyze([traj("t", "k", "m", True, turns)], n_boot=0)
+    (row,) = doc["trajectories"]
+    assert row["check_run_turns"] == 2 and row["tool_error_turns"] == 3
+    assert row["turn_flags"][1] == "C" and "E" in row["turn_flags"][3]
+    (m,) = doc["models"]
+    assert m["behaviour_counts"]["check_run"] == 2 and m["behaviour_counts"]["tool_error"] == 3
+    # the efficiency table and the report show both kinds side by side
+    import subprocess
+    import sys
+
+    from agentpost.report.build import render_run_dir
+    from agentpost.trajectory.io import write_jsonl
+
+    tmp = __import__("tempfile").mkdtemp(prefix="agentpost-check-runs-")
+    write_jsonl(f"{tmp}/t.jsonl", [traj("t", "k", "m", True, turns)])
+    proc = subprocess.run([sys.executable, "-c", "from agentpost.cli import main; main()",
+                           "efficiency", f"{tmp}/t.jsonl", "-o", f"{tmp}/efficiency.json"],
+                          capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+    assert proc.returncode == 0 and "chk check run" in proc.stdout, proc.stdout
+    html = render_run_dir(tmp).read_text()
+    assert "check runs: 2 turns in 1 runs ran a script it wrote and failed" in html
+    assert "and check runs (a failed run of a script the agent wrote" in html

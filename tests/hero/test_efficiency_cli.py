@@ -190,3 +190,25 @@ def test_unknown_baseline_is_an_error_naming_the_models(tmp_path):
     res = cli("efficiency", str(path), "--baseline", "c")
     assert res.returncode == 2 and res.stdout == ""
     assert res.stderr == "error: --baseline: no trajectory of model 'c' (models: a, b)\n"
+
+
+def test_tables_printed_to_a_pipe_are_not_cut_at_80_columns(tmp_path) -> None:
+    """Piped (no terminal, no COLUMNS), a table keeps its full width: a long agent name and
+    every column appear whole, nothing is cut with '…'."""
+    import os
+    import subprocess
+    import sys
+
+    from hero_traj_factory import shell, traj, turn
+
+    from agentpost.trajectory.io import write_jsonl
+
+    name = "provider/a-rather-long-model-name-that-makes-the-table-wide-2025-11-01"
+    write_jsonl(tmp_path / "t.jsonl", [traj("t", "k", name, True, [turn(0, [shell("ls")])])])
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    proc = subprocess.run([sys.executable, "-c", "from agentpost.cli import main; main()",
+                           "efficiency", str(tmp_path / "t.jsonl")], capture_output=True,
+                          text=True, timeout=120, env=env)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "…" not in proc.stdout and name in proc.stdout
+    assert max(map(len, proc.stdout.splitlines())) > 80

@@ -16,7 +16,7 @@ import pytest
 from agentpost.report.build import render_run_dir
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
-TASKS = ("c-primes", "calc-cli", "config-repair")
+TASKS = ("c-primes", "calc-cli", "config-repair", "csv-to-json", "greet-cli")  # >= MIN_N pairs
 CLI = [sys.executable, "-c", "from agentpost.cli import main; main()"]
 
 
@@ -29,7 +29,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("runs")
     for name, policy in (("A", "careful"), ("B", "wasteful")):
         task_args = [x for t in TASKS for x in ("--task", t)]
-        proc = cli("run", "-o", str(root / name), "--policy", policy, *task_args, "-G", "2")
+        proc = cli("run", "-o", str(root / name), "--policy", policy, *task_args, "-G", "1")
         assert proc.returncode == 0, proc.stderr
     return root / "A", root / "B"
 
@@ -51,9 +51,12 @@ def test_compare_gives_paired_deltas_with_intervals(runs) -> None:
     by_hand = sum(t["totals"]["input_tokens"] + t["totals"]["output_tokens"] for t in rows_b)
     assert abs(tok["b"] - by_hand / len(rows_b)) < 1e-6
     assert m["unproductive turn rate"]["delta"] > 0.3 and m["TRS"]["delta"] < 0
-    assert m["resolution rate"]["delta"] == 0 and m["resolution rate"]["ci"] == [0.0, 0.0]
+    # both resolve every task: no zero-width "95% CI 0 to 0", the reason instead
+    res = m["resolution rate"]
+    assert res["delta"] == 0 and res["ci"] is None and "no spread" in res["ci_note"]
     text = cli("compare", str(a), str(b), "--bootstrap", "100").stdout
     assert "A = scripted/careful (A)" in text and "mean tokens" in text and "{" not in text
+    assert "no spread across resamples of its 5 tasks paired" in text
 
 
 def test_compare_section_in_the_report(runs, tmp_path: Path) -> None:
@@ -63,8 +66,35 @@ def test_compare_section_in_the_report(runs, tmp_path: Path) -> None:
     assert "A = scripted/careful (A); B = scripted/wasteful (B)" in sec
     assert "paired bootstrap" in sec and "token-resolution score" in sec
     assert html.index("<h2>Verdict") < html.index("<h2>Compare runs") < html.index("<h2>What this")
-    proc = cli("compare", str(a), str(b), "-o", str(tmp_path / "c.html"), "--bootstrap", "50")
-    assert proc.returncode == 0 and "95% CI low" in (tmp_path / "c.html").read_text()
+    proc = cli(
+        "compare", str(a), str(b), "-o", str(tmp_path / "new" / "c.html"), "--bootstrap", "50"
+    )
+    assert proc.returncode == 0 and "95% CI (or why none)" in (tmp_path / "new/c.html").read_text()
+    assert (
+        f"wrote {tmp_path / 'new' / 'c.html'} (1 comparisons)" in proc.stderr
+    )  # says what it wrote
+    assert f"created the folder {tmp_path / 'new'}" in proc.stderr
+
+
+def test_compare_takes_more_than_two_runs_and_falls_back_to_unpaired(runs, tmp_path) -> None:
+    """A against B and against C; C shares no task with A, so its deltas are two-sample
+    (unpaired) and say so, instead of an all-NA table."""
+    a, b = runs
+    c = tmp_path / "C"
+    proc = cli("run", "-o", str(c), "--policy", "careful", "--task", "json-to-csv", "--task",
+               "word-frequency", "--name", "third")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    proc = cli("compare", str(a), str(b), str(c), "--json", "--bootstrap", "100")
+    assert proc.returncode == 0, proc.stderr
+    ab, ac = json.loads(proc.stdout)["comparisons"]
+    assert ab["b"] == "scripted/wasteful (B)" and ac["b"] == "scripted/careful (C)"
+    tok = next(x for x in ac["metrics"] if x["metric"] == "mean tokens")
+    assert tok["paired"] is False and tok["shared"] == 0 and tok["delta"] is not None
+    assert tok["ci"] is None and tok["ci_note"].startswith("too few tasks a side")  # 2 tasks in C
+    text = cli("compare", str(a), str(b), str(c)).stdout
+    assert "unpaired: the sides share 0 tasks" in text and text.count("A = ") == 2
+    one = cli("compare", str(a))
+    assert one.returncode == 2 and "give two or more run directories" in one.stderr
 
 
 def test_unknown_agent_is_a_one_line_error(runs) -> None:
@@ -90,6 +120,8 @@ def test_two_runs_of_one_model_are_two_agents(runs, tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     agents = [x["agent"] for x in json.loads(proc.stdout)["agents"]]
     assert agents == ["scripted/careful [run first]", "scripted/careful [run second]"]
+    both = cli("summary", str(tmp_path), "--json", "--bootstrap", "50", "--agent", agents[1])
+    assert [x["agent"] for x in json.loads(both.stdout)["agents"]] == [agents[1]]
     proc = cli("compare", str(tmp_path), str(tmp_path), "--json", "--bootstrap", "50",
                "--agent-a", agents[0], "--agent-b", agents[1])  # fmt: skip
     (c,) = json.loads(proc.stdout)["comparisons"]
@@ -100,7 +132,7 @@ def test_two_runs_of_one_model_are_two_agents(runs, tmp_path: Path) -> None:
     assert eff.returncode == 0, eff.stderr
     html = render_run_dir(tmp_path).read_text()
     assert "scripted/careful ran in more than one run" in html
-    assert "scripted/careful [run first] (6 trajectories)" in html
+    assert f"scripted/careful [run first] ({len(TASKS)} trajectories)" in html
 
 
 def test_summary_names_behaviours_examples_and_the_next_signal(runs) -> None:
@@ -108,7 +140,9 @@ def test_summary_names_behaviours_examples_and_the_next_signal(runs) -> None:
     proc = cli("summary", str(b))
     assert proc.returncode == 0, proc.stderr
     text = proc.stdout
-    assert text.startswith("scripted/wasteful (6 trajectories): resolves 100%")
-    assert "over-exploration:" in text and "of its tokens (95% CI" in text
+    assert text.startswith(f"scripted/wasteful ({len(TASKS)} trajectories): resolves 100% (95% CI")
+    assert "over-exploration:" in text and "of its tokens (" in text
     assert "examples: " in text and "::scripted/wasteful::" in text
-    assert "build next: HERO" in text and "agentpost hero advantages" in text
+    # one rollout per task and one agent: no HERO group can be formed, and the verdict says so
+    assert "build next: HERO" not in text and "each of its 5 tasks has one rollout" in text
+    assert "self-verification (SCVD): not measured: run `agentpost diagnose" in text

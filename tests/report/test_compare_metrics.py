@@ -23,14 +23,32 @@ def test_scvd_and_security_deltas_by_hand() -> None:
     m = {x["metric"]: x for x in doc["metrics"]}
     assert m["VTR"]["a"] == 0.5 and m["VTR"]["b"] == 1.0 and m["VTR"]["delta"] == 0.5
     assert m["EDR"]["a"] == 1.0 and m["EDR"]["b"] == 1.0
-    assert (
-        m["SecPass"]["pairs"] == 3 and m["SecPass"]["only_a"] == 1 and m["SecPass"]["only_b"] == 1
-    )
-    assert m["SecPass"]["a"] == 0.0 and abs(m["SecPass"]["b"] - 2 / 3) < 1e-12
+    # 3 shared tasks (< MIN_N): unpaired, each side over all its 4 tasks, and too few for an
+    # interval; the reason is in the metric
+    sec = m["SecPass"]
+    assert sec["paired"] is False and sec["shared"] == 3 and "share 3 tasks" in sec["why"]
+    assert sec["a"] == 0.0 and sec["b"] == 0.75 and sec["ci"] is None
+    assert sec["ci_note"] == "too few tasks a side for an interval: 4 < 5"
     assert m["FuncPass"]["delta"] == 0.0
-    lo, hi = m["SecPass"]["ci"]
-    assert 0.0 <= lo <= 2 / 3 <= hi <= 1.0
     assert "resolution rate" not in m  # no trajectory rows on either side: not compared
+
+
+def test_paired_when_enough_tasks_are_shared() -> None:
+    tasks = [f"t{i}" for i in range(8)]
+    a = {
+        "label": "A",
+        "rows": [],
+        "records": [],
+        "grades": [{"task_id": t, "func": True, "sec": i % 4 == 0} for i, t in enumerate(tasks)],
+    }
+    b = {"label": "B", "rows": [], "records": [],
+         "grades": [{"task_id": t, "func": True, "sec": i % 2 == 0} for i, t in enumerate(tasks)]}  # fmt: skip
+    m = {x["metric"]: x for x in compare(a, b, n_boot=400, seed=0)["metrics"]}
+    sec = m["SecPass"]
+    assert sec["paired"] and sec["pairs"] == 8 and sec["delta"] == 0.25
+    lo, hi = sec["ci"]
+    assert 0.0 <= lo < 0.25 < hi <= 0.5
+    assert m["FuncPass"]["ci"] is None and "no spread" in m["FuncPass"]["ci_note"]
 
 
 def test_trs_is_recomputed_from_pooled_rows() -> None:

@@ -74,6 +74,19 @@ def test_unrecognised_and_broken_files_are_listed_not_fatal(tmp_path: Path) -> N
 
 
 def test_report_cli_prints_the_path_and_rejects_a_missing_directory(tmp_path: Path) -> None:
+    """...and a folder with nothing to report (raw logs, say): one line and a non-zero exit."""
+    (tmp_path / "session.json").write_text('{"messages": []}')
+    proc = subprocess.run(
+        [*CLI, "report", str(tmp_path)], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "nothing to analyse; it holds 1 file(s)" in proc.stderr
+    assert "agentpost import" in proc.stderr and not (tmp_path / "report.html").exists()
+    from agentpost.trajectory.io import write_jsonl
+    from agentpost.trajectory.model import Producer, Trajectory
+
+    made = Producer(name="tests", version="0", args={})
+    write_jsonl(tmp_path / "t.jsonl", [Trajectory(id="a", task_id="k", turns=[], producer=made)])
     proc = subprocess.run(
         [*CLI, "report", str(tmp_path)], capture_output=True, text=True, timeout=60
     )

@@ -14,7 +14,6 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -24,7 +23,7 @@ from report_chromium import chromium_path, load_report
 from agentpost.report.build import render_run_dir
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
-LIMIT = 2
+LIMIT = 2  # the demo_run fixture's limit (tests/report/conftest.py)
 CHROMIUM = chromium_path()
 needs_chromium = pytest.mark.skipif(
     CHROMIUM is None, reason="chromium is not installed (bash scripts/setup.sh installs it)"
@@ -32,14 +31,8 @@ needs_chromium = pytest.mark.skipif(
 
 
 @pytest.fixture(scope="module")
-def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str], float]:
-    from agentpost.demo.pipeline import run_demo
-
-    out = tmp_path_factory.mktemp("demo")
-    lines: list[str] = []
-    t0 = time.monotonic()
-    path = run_demo(out, limit=LIMIT, progress=lines.append)
-    return path, lines, time.monotonic() - t0
+def demo_dir(demo_run) -> tuple[Path, list[str], float]:
+    return demo_run  # tests/report/conftest.py: one demo run per session
 
 
 @pytest.fixture(scope="module")
@@ -125,7 +118,7 @@ def test_demo_writes_every_stage_and_ends_with_the_report(demo_dir) -> None:
     loop = json.loads((out / "loopback/efficiency.json").read_text())
     assert "not a real model" in loop["note"]
     (model,) = loop["models"]  # the loopback fake model's turns carry logprobs, so entropy
-    assert model["model"] == "loopback-fake-model" and model["association"]["turns"] > 0
+    assert model["model"] == "scripted/loopback-fake-model" and model["association"]["turns"] > 0
     assert all(h is not None for r in loop["trajectories"] for h in r["turn_entropy"])
     run = json.loads((out / "run/run.json").read_text())
     assert (
@@ -135,7 +128,7 @@ def test_demo_writes_every_stage_and_ends_with_the_report(demo_dir) -> None:
     assert scvd["scripted/hasty"]["VTR"] == 0  # hasty never checks
     assert scvd["scripted/wrong-then-repaired"]["W2R"] > 0  # wrong candidate, repaired
     sec = json.loads((out / "security/summary.json").read_text())["metrics"]
-    assert sec["secure-minded"]["sec_pass"] > sec["functional-only"]["sec_pass"]
+    assert sec["scripted/secure-minded"]["sec_pass"] > sec["scripted/functional-only"]["sec_pass"]
     assert any(line.startswith("run ") for line in lines)  # progress was shown
     assert seconds < 240
 
@@ -231,7 +224,7 @@ def test_report_sections_carry_their_producers(demo_dir) -> None:
     assert html.index("<h2>Verdict") < html.index("<h2>Compare the agents of this run")
     agents = html[html.index("<h2>Compare the agents") :]
     assert "A = scripted/careful (" in agents and "B = scripted/wasteful (" in agents
-    assert "A = secure-minded (" in agents and "B = functional-only (" in agents
+    assert "A = scripted/secure-minded (" in agents and "B = scripted/functional-only (" in agents
     assert "Build next: HERO" in html and "Build next: SCVD" in html
     # graded security trajectories are judged by FuncPass/SecPass, never as unresolved terminal
     # runs; the insecure agent's verdict points at SecureVibe
@@ -242,8 +235,12 @@ def test_report_sections_carry_their_producers(demo_dir) -> None:
     no_logprobs = listed.split("for: ", 1)[1].split(", ")
     assert no_logprobs == sorted(no_logprobs)  # sorted: not the order rollouts finished in
     assert "scripted/hasty (efficiency.json)" in no_logprobs
-    assert "Behaviour rate by entropy bucket: loopback-fake-model" in html
-    assert "loopback-fake-model is a loopback fake model, not a real model" in html
+    assert "Behaviour rate by entropy bucket: scripted/loopback-fake-model" in html
+    assert "scripted/loopback-fake-model is a loopback fake model, not a real model" in html
+    # every scripted agent goes by scripted/<name> and its advice is marked as an illustration
+    names = re.findall(r'<div class="agent" data-agent="([^"]+)"', verdict)
+    assert len(names) >= 7 and all(n.startswith("scripted/") for n in names), names
+    assert verdict.count("a scripted reference policy, not a model to train") >= 5
     # the heuristic-judge caveat is in the SCVD section itself, before its numbers
     scvd = html[html.index("<h2>Self-verification (SCVD)</h2>") :]
     assert scvd.index("Caveat: Every judge is a variant of the offline heuristic") < scvd.index(

@@ -100,7 +100,7 @@ def test_cli_metrics_json(tmp_path) -> None:
     ]
     path = tmp_path / "records.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    out = subprocess.run([AGENTPOST, "scvd", "metrics", str(path), "--json", "--n-boot", "100"],
+    out = subprocess.run([AGENTPOST, "scvd", "metrics", str(path), "--json", "--bootstrap", "100"],
                          capture_output=True, text=True, check=True)  # fmt: skip
     doc = json.loads(out.stdout)
     # the contract: {"per_model": {MODEL: {METRIC: value|null}}, "macro": {...}, "counts"}
@@ -114,7 +114,7 @@ def test_cli_metrics_json(tmp_path) -> None:
     assert doc["counts"]["all"]["replay_missing"] == 1 and doc["counts"]["all"]["EDR_den"] == 1
     assert doc["producer"]["name"] == "agentpost.scvd.metrics.compute" and doc["format"]
     assert set(doc["cis"]["macro"]) >= names and "coverage" in doc
-    text = subprocess.run([AGENTPOST, "scvd", "metrics", str(path), "--n-boot", "50"],
+    text = subprocess.run([AGENTPOST, "scvd", "metrics", str(path), "--bootstrap", "50"],
                           capture_output=True, text=True, check=True).stdout  # fmt: skip
     assert text.splitlines()[0].startswith("model\tICA") and "macro 95% CI" in text
 

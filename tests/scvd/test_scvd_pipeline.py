@@ -152,7 +152,7 @@ def test_killed_run_resumes_without_repeating_finished_calls(tmp_path) -> None:
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         proc = subprocess.Popen(
             [AGENTPOST, "diagnose", str(src), "--judges", str(cfg),
-             "-o", str(run), "--no-progress", "--n-boot", "0"],
+             "-o", str(run), "--no-progress", "--bootstrap", "0"],
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip
         deadline = time.monotonic() + 60
@@ -265,7 +265,7 @@ def test_killed_during_replays_resumes_without_asking_or_replaying_again(
         cfg.write_text(json.dumps(config(srv.url)))
         proc = subprocess.Popen(
             [AGENTPOST, "diagnose", str(policy_trajectories), "--judges", str(cfg), "-o", str(run),
-             "--no-progress", "--n-boot", "50", "--replay-concurrency", "1"],
+             "--no-progress", "--bootstrap", "50", "--workers", "1"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip
         deadline = time.monotonic() + 120
@@ -313,7 +313,7 @@ def test_diagnose_bad_input_is_one_line(tmp_path, args, says) -> None:
 
 def test_diagnose_cli_shows_progress_and_the_summary(tmp_path) -> None:
     write_jsonl(tmp_path / "t.jsonl", [t for t, _ in CASES[:2]])
-    out = subprocess.run([AGENTPOST, "diagnose", "t.jsonl", "-o", "run", "--n-boot", "20"],
+    out = subprocess.run([AGENTPOST, "diagnose", "t.jsonl", "-o", "run", "--bootstrap", "20"],
                          cwd=tmp_path, capture_output=True, text=True, check=True)  # fmt: skip
     assert "annotate" in out.stderr and "100%" in out.stderr  # the rich progress bars
     summary = (tmp_path / "run/summary.md").read_text()
@@ -331,7 +331,7 @@ def test_scvd_metrics_reads_the_records_diagnose_writes(story) -> None:
     """`agentpost scvd metrics RUN_DIR/records.jsonl` recomputes what diagnose reported."""
     doc, run = story
     out = subprocess.run(
-        [AGENTPOST, "scvd", "metrics", str(run / "records.jsonl"), "--json", "--n-boot", "0"],
+        [AGENTPOST, "scvd", "metrics", str(run / "records.jsonl"), "--json", "--bootstrap", "0"],
         check=True,
         capture_output=True,
         text=True,

@@ -68,7 +68,11 @@ def test_bad_options_are_one_line_errors(tmp_path):
     )
     r = subprocess.run([*CLI, "security", "build-suite", "-o", str(tmp_path), "--teacher",
                         "http://127.0.0.1:9/v1"], capture_output=True, text=True, timeout=60)  # fmt: skip
-    assert r.returncode != 0 and "--teacher-model" in r.stderr
+    assert r.returncode != 0 and "use --base-url URL --teacher MODEL" in r.stderr  # the old form
+    assert "error: --teacher: " in r.stderr  # ... still needs the model's name
+    r = subprocess.run([*CLI, "security", "build-suite", "-o", str(tmp_path), "--teacher", "m"],
+                       capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert r.returncode == 2 and r.stderr.strip().startswith("error: --base-url: a model teacher")
 
 
 def test_a_failed_teacher_call_is_counted_not_kept(backend):

@@ -70,7 +70,7 @@ def test_route_prints_rho_and_its_choice_with_a_scripted_policy(backend):
     assert "dataset secure" in r.stdout and "rho=" in r.stdout
     assert "route by dataset (threshold 0.2): secure: " in r.stdout
     r = cli("--task", "calculator", "--task", "file-download", "-G", "2", "--json",
-            "--agent", "functional-only", "--route-by", "cwe")  # fmt: skip
+            "--policy", "scripted/functional-only", "--route-by", "cwe")  # fmt: skip
     doc = json.loads(r.stdout)
     # the functional-only agent writes the vulnerable reference: func ✓ sec ✗ everywhere
     assert doc["overall"]["rho"] == 0 and doc["overall"]["rho_pos"] == 1
@@ -84,7 +84,7 @@ def test_route_probes_an_endpoint(backend):
 
     submit = {"content": "done", "tool_calls": [{"name": "submit", "arguments": {}}]}
     with LoopbackServer(lambda body: submit) as srv:
-        r = cli("--endpoint", srv.url, "--model", "m", "--task", "calculator", "-G", "2", "--json")
+        r = cli("--base-url", srv.url, "--model", "m", "--task", "calculator", "-G", "2", "--json")
         assert r.returncode == 0, r.stderr[-1500:]
         assert len(srv.requests) == 2
     doc = json.loads(r.stdout)
@@ -93,14 +93,14 @@ def test_route_probes_an_endpoint(backend):
         and doc["overall"]["rho"] == 0
         and doc["decisions"] == {"secure": "hg"}
     )
-    bad = cli("--endpoint", "http://127.0.0.1:9/v1", "--task", "calculator")
+    bad = cli("--base-url", "http://127.0.0.1:9/v1", "--task", "calculator")
     assert bad.returncode != 0 and "--model" in bad.stderr
     assert "--task" in cli("--task", "nope").stderr
 
 
 def test_route_by_split_side_makes_one_dataset_per_side(backend):
     r = cli("--side", "both", "--task", "calculator", "--task", "settings-xml", "-G", "2", "--json",
-            "--agent", "secure-minded")  # fmt: skip
+            "--policy", "secure-minded")  # fmt: skip
     assert r.returncode == 0, r.stderr[-1500:]
     doc = json.loads(r.stdout)
     assert set(doc["datasets"]) == {"secure:train", "secure:heldout"}

@@ -45,20 +45,32 @@ def test_trajectories_hold_executed_commands(demo):
 
 def test_direction_secure_agent_plans_tests_and_passes_more(demo):
     m = demo["metrics"]
-    assert m["secure-minded"]["sec_pass"] == 1.0 and m["functional-only"]["sec_pass"] == 0.0
-    assert m["functional-only"]["func_pass"] == 1.0 and m["functional-only"]["security_gap"] == 1.0
+    assert (
+        m["scripted/secure-minded"]["sec_pass"] == 1.0
+        and m["scripted/functional-only"]["sec_pass"] == 0.0
+    )
+    assert (
+        m["scripted/functional-only"]["func_pass"] == 1.0
+        and m["scripted/functional-only"]["security_gap"] == 1.0
+    )
     att = demo["attribution"]
-    assert (att["agent_a"], att["agent_b"]) == ("secure-minded", "functional-only")
+    assert (att["agent_a"], att["agent_b"]) == (
+        "scripted/secure-minded",
+        "scripted/functional-only",
+    )
     for b in ("planning", "coding", "testing"):
-        a = att["agents"]["secure-minded"]["func_correct"][b]["target_aligned"]["rate"]
-        b_ = att["agents"]["functional-only"]["func_correct"][b]["target_aligned"]["rate"]
+        a = att["agents"]["scripted/secure-minded"]["func_correct"][b]["target_aligned"]["rate"]
+        b_ = att["agents"]["scripted/functional-only"]["func_correct"][b]["target_aligned"]["rate"]
         assert a == 1.0 and b_ == 0.0, b
     assert att["phi"]["target_aligned_testing"]["phi"] == pytest.approx(1.0)
     assert att["phi"]["generic_only_testing"]["phi"] is None  # nobody tested generically: NA
     rewards = sorted(g["reward"] for g in demo["grades"])
     assert rewards == [0.5] * len(IDS) + [1.0] * len(IDS)
     # each grade row names its agent, so `security metrics grades.jsonl` splits per agent
-    assert {g["agent"] for g in demo["grades"]} == {"secure-minded", "functional-only"}
+    assert {g["agent"] for g in demo["grades"]} == {
+        "scripted/secure-minded",
+        "scripted/functional-only",
+    }
 
 
 def test_attribute_cli_reads_the_labels(demo, tmp_path):
@@ -83,14 +95,14 @@ def test_generic_tester_and_mixed_agents():
     assert res["producer"]["args"]["agents"] == ["generic-tester", "mixed"]  # the ones that ran
     labels = {(r["agent"], r["task"]): r for r in res["labels"]}
     for t in tasks:
-        g = labels[("generic-tester", t.id)]
+        g = labels[("scripted/generic-tester", t.id)]
         assert (g["func"], g["sec"], g["planning"], g["testing"]) == (
             True,
             False,
             "generic",
             "generic",
         )
-        m = labels[("mixed", t.id)]
+        m = labels[("scripted/mixed", t.id)]
         want = behaves_securely("mixed", t)
         assert m["sec"] is want and (m["testing"] == "target_aligned") is want
     assert {behaves_securely("mixed", t) for t in tasks} == {True, False}
@@ -124,8 +136,8 @@ def test_annotate_cli_with_saved_final_states_and_metrics_cli(demo, tmp_path):
     assert out.with_suffix(".annotations.jsonl").is_file()
     res = CliRunner().invoke(app, ["security", "metrics", str(out), "--json"])
     doc = json.loads(res.output)
-    assert doc["agents"]["secure-minded"]["sec_pass"] == 1.0
-    assert doc["agents"]["functional-only"]["security_gap"] == 1.0
+    assert doc["agents"]["scripted/secure-minded"]["sec_pass"] == 1.0
+    assert doc["agents"]["scripted/functional-only"]["security_gap"] == 1.0
     assert doc["per_cwe"]["CWE-89"]["n"] == 2
 
 

@@ -22,16 +22,58 @@ def sandbox_backend(name: str, option: str = "--backend"):
         raise InputError(None, option, str(e)) from None
 
 
-def suite_dir(value: str) -> Path:
-    """A task suite given as a directory, or as the name of a bundled suite (``terminal``)."""
+def bundled_suites() -> dict[str, Path]:
+    """Every suite shipped inside the package, by name: the terminal suite(s) of ``tasks`` and
+    the security suite(s) of ``security``; any command that takes a suite takes these names."""
+    from agentpost.security.suite import bundled_suite_dir
     from agentpost.tasks.loader import bundled_suite_path
 
+    roots = (bundled_suite_path().parent, bundled_suite_dir().parent)
+    return {p.name: p for root in roots for p in sorted(root.iterdir())
+            if p.is_dir() and not p.name.startswith(("_", "."))}  # fmt: skip
+
+
+def suite_dir(value: str | Path) -> Path:
+    """A task suite given as a directory, or as the name of a bundled suite (``terminal``,
+    ``secure``): one resolver for every command that takes ``--suite``."""
+    value = str(value)
     path = Path(value)
     if path.is_dir():
         return path
+    bundled = bundled_suites()
     if "/" not in value and not path.exists():
-        return bundled_suite_path(value)
-    raise InputError(value, None, "not a task suite directory")
+        if value in bundled:
+            return bundled[value]
+        raise InputError(value, "--suite", "no suite directory or bundled suite of that name "
+                         f"(bundled: {', '.join(bundled)})")  # fmt: skip
+    raise InputError(value, "--suite", "not a task suite directory")
+
+
+def suite_dirs(values: list | None) -> list[Path] | None:
+    """``suite_dir`` of each value (None when none is given: the command's default)."""
+    return [suite_dir(v) for v in values] if values else None
+
+
+AGENT_HELP = ("Only the trajectories of this agent, named as the verdict names it (its model, "
+              "plus [run ID] when the model ran in several runs); repeatable.")  # fmt: skip
+TASK_HELP = "Only the trajectories of this task id; repeatable."
+
+
+def agent_option(annotated: bool = False):
+    """The ``--agent`` filter every command that reads trajectories takes (``annotated``: the
+    form for ``Annotated[...] = None`` parameters)."""
+    import typer
+
+    return typer.Option("--agent", help=AGENT_HELP) if annotated else typer.Option(
+        None, "--agent", help=AGENT_HELP)  # fmt: skip
+
+
+def task_option(annotated: bool = False, help: str = TASK_HELP):
+    """The ``--task`` filter every command that reads trajectories takes."""
+    import typer
+
+    return typer.Option("--task", help=help) if annotated else typer.Option(
+        None, "--task", help=help)  # fmt: skip
 
 
 PRICE_FLAGS = {"input": "--price-in", "cached": "--price-cached", "output": "--price-out",
@@ -43,7 +85,7 @@ def price_option(flag: str):
     import typer
 
     what = {"--price-in": "uncached input tokens", "--price-out": "output tokens",
-            "--price-cached": "cached input tokens (default 0.1 x --price-in, spec b.10)"}[flag]  # fmt: skip
+            "--price-cached": "cached input tokens (default 0.1 x --price-in: HERO spec b.10 prices a cached token at a tenth of an uncached one)"}[flag]  # fmt: skip
     return typer.Option(None, flag, help=f"Price per 1M {what}.")
 
 
@@ -73,20 +115,34 @@ def config(cls, flags: dict[str, str] | None = None, **kw):
         raise InputError(None, where, str(e)) from None
 
 
-def read_trajectory_files(files: list[Path], empty: str) -> tuple[list, dict[str, str]]:
-    """(trajectories, id → the folder of its file) from JSONL ``files``; a missing file or no
-    trajectory at all is an ``InputError`` (``empty`` says what was expected). The folders are
-    what recorded snapshot references resolve against."""
-    from agentpost.trajectory.io import read_jsonl
+def read_trajectory_files(
+    files: list[Path], empty: str, agents: list[str] | None = None, tasks: list[str] | None = None
+) -> tuple[list, dict[str, str]]:
+    """(trajectories, id → the folder of its file) from JSONL ``files``, each file and each
+    trajectory once (``trajectory.select.read_files`` warns about repeats), only ``agents`` and
+    ``tasks`` when given; a missing file or no trajectory at all is an ``InputError`` (``empty``
+    says what was expected). The folders are what recorded snapshot references resolve against."""
+    from agentpost.trajectory.select import read_files, select
 
-    for f in files:
-        if not f.is_file():
-            raise InputError(f, None, "no such trajectory file")
     trajs, roots = [], {}
-    for f in files:
-        for t in read_jsonl(f):
+    for f, batch in read_files(files):
+        for t in batch:
             trajs.append(t)
-            roots[t.id] = str(f.resolve().parent)
+            roots[t.id] = str(Path(f).resolve().parent)
     if not trajs:
         raise InputError(files[0], None, empty)
-    return trajs, roots
+    return select(trajs, agents, tasks), roots
+
+
+def output_file(path: Path | None) -> Path | None:
+    """``-o FILE`` of a command: a missing folder above it is created, and said so on stderr
+    (one ``note:`` line), the same way for every command that writes a file."""
+    if path is not None and not path.parent.exists():
+        import sys
+
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise InputError(path.parent, None, f"cannot create the folder: {e.strerror}") from None
+        print(f"note: created the folder {path.parent} for {path.name}", file=sys.stderr)
+    return path

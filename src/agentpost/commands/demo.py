@@ -22,7 +22,7 @@ def demo(
         help="Output directory (reused: finished stages are skipped).",
     ),
     attempts: int = typer.Option(
-        1, "--attempts", min=1, help="Rollouts per task and reference policy."
+        1, "--group-size", "-G", min=1, help="Rollouts per task and reference policy (G)."
     ),
     limit: int | None = typer.Option(
         None, "--limit", min=1, help="Only the first N tasks of each bundled suite (a quick look)."
@@ -39,16 +39,24 @@ def demo(
     """
     from rich.console import Console
 
+    from agentpost.commands._signals import interrupted_code, signals_as_interrupt
     from agentpost.demo.pipeline import failed_stages, run_demo
 
     console = Console(stderr=True, highlight=False)
-    path = run_demo(
-        out,
-        attempts=attempts,
-        limit=limit,
-        backend=backend,
-        progress=lambda msg: console.print(f"· {msg}", markup=False),
-    )
+    with signals_as_interrupt() as caught:
+        try:
+            path = run_demo(
+                out,
+                attempts=attempts,
+                limit=limit,
+                backend=backend,
+                progress=lambda msg: console.print(f"· {msg}", markup=False),
+            )
+        except KeyboardInterrupt:
+            console.print(f"interrupted: the stages that finished are kept in {out}; run the "
+                          "same command again to resume (finished stages are skipped)",
+                          markup=False)  # fmt: skip
+            raise typer.Exit(interrupted_code(caught)) from None
     failed = failed_stages(path.parent)
     if failed:
         console.print(

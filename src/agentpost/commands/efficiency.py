@@ -16,9 +16,17 @@ from pathlib import Path
 
 import typer
 
-from agentpost.commands._options import config, price_option, prices
+from agentpost.commands._options import (
+    agent_option,
+    config,
+    price_option,
+    prices,
+    read_trajectory_files,
+    task_option,
+)
 from agentpost.errors import InputError
 from agentpost.hero.config import ABLATIONS
+from agentpost.intervals import RESAMPLES
 
 # b.11 variants as the spec spells them ("no-HPO", "random-20%"); underscores work too
 ABLATION_NAMES = [k.replace("_", "-") + ("%" if k.endswith("_20") else "") for k in ABLATIONS]
@@ -72,12 +80,15 @@ def efficiency(
     baseline: str | None = typer.Option(
         None, "--baseline", help="Model whose per-token cost is 1.0."
     ),
-    bootstrap: int = typer.Option(1000, "--bootstrap", help="Bootstrap resamples for r's CI."),
+    bootstrap: int = typer.Option(
+        RESAMPLES, "--bootstrap", help="Bootstrap resamples for the interval of r (0: none)."
+    ),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
+    agents: list[str] | None = agent_option(),
+    tasks: list[str] | None = task_option(),
 ) -> None:
-    """Token efficiency, unproductive behaviours and entropy association per trajectory/model."""
+    """Token efficiency, unproductive behaviours and entropy association per trajectory and agent."""
     from agentpost.hero.analyze import analyze
-    from agentpost.trajectory.io import read_jsonl
 
     if entropy_tokens not in ("all", "action_only"):
         raise InputError(
@@ -87,10 +98,7 @@ def efficiency(
         if value < 0:
             raise InputError(None, flag, "must be at least " + ("1" if "topk" in flag else "0"))
     priced = prices(price_in, price_cached, price_out, price_unit)  # None: relative 1 and 1
-    trajs = []
-    for f in files:
-        _check_file(f)
-        trajs += read_jsonl(f)
+    trajs, _ = read_trajectory_files(files, "no trajectories: nothing to analyse", agents, tasks)
     models = sorted({t.model for t in trajs if t.model})
     if baseline is not None and baseline not in models:  # else rel.cost is silently all "-"
         known = ", ".join(models[:8]) + (", ..." if len(models) > 8 else "")
@@ -122,30 +130,41 @@ def efficiency(
         print_efficiency(doc)
 
 
-def _read_trajectories(files: list[Path]) -> list:
-    from agentpost.trajectory.io import read_jsonl
-
-    trajs = []
-    for f in files:
-        _check_file(f)
-        trajs += read_jsonl(f)
-    return trajs
+def _read_trajectories(files: list[Path], tasks: list[str] | None = None) -> list:
+    return read_trajectory_files(files, "no trajectories to group", None, tasks)[0]
 
 
-def _groups(files: list[Path], pool_agents: bool) -> dict:
-    """The HERO groups document of canonical trajectory files (grouped by task)."""
+def _groups(files: list[Path], pool_agents: bool, agents: list[str] | None = None,
+            tasks: list[str] | None = None) -> dict:  # fmt: skip
+    """The HERO groups document of canonical trajectory files (grouped by task). ``agents``:
+    only their rollouts are kept; with ``pool_agents`` the groups are formed from every agent's
+    rollouts of a task (they are the baseline), the groups holding none of ``agents``' rollouts
+    are left out, and ``selected`` lists the ids of ``agents``' rollouts."""
     from agentpost.documents.formats import producer
     from agentpost.hero.analyze import analyze
     from agentpost.hero.groups import GroupingError, hero_groups
+    from agentpost.trajectory.select import labels, select
 
-    trajs = _read_trajectories(files)
+    trajs = _read_trajectories(files, tasks)
+    mine = {t.id for t in select(trajs, agents)} if agents else None
+    if mine is not None and not pool_agents:
+        trajs = [t for t in trajs if t.id in mine]
     rows = analyze(trajs, n_boot=0)["trajectories"]
     try:
         doc = hero_groups(trajs, rows, pool_agents=pool_agents)
     except GroupingError as e:
         raise InputError(files[0] if len(files) == 1 else None, None, str(e)) from None
+    if mine is not None and pool_agents:
+        keep = {r["group"] for r in doc["rollouts"] if r["id"] in mine}
+        if not keep:
+            raise InputError(files[0] if len(files) == 1 else None, "--agent",
+                             "no rollout of the named agents is in a HERO group")  # fmt: skip
+        doc["rollouts"] = [r for r in doc["rollouts"] if r["group"] in keep]
+        doc["groups"] = len(keep)
+        doc["selected"] = sorted(i for i in mine if any(r["id"] == i for r in doc["rollouts"]))
+        doc["agents"] = sorted({labels(trajs)[i] for i in mine})
     doc["producer"] = producer(hero_groups, inputs=[str(f) for f in files],
-                               pool_agents=pool_agents)  # fmt: skip
+                               pool_agents=pool_agents, agents=agents, tasks=tasks)  # fmt: skip
     return doc
 
 
@@ -157,9 +176,11 @@ def groups_cmd(
     pool_agents: bool = typer.Option(
         False, "--pool-agents", help="One group per task across agents (default: agent and task)."
     ),
+    agents: list[str] | None = agent_option(),
+    tasks: list[str] | None = task_option(),
 ) -> None:
     """Build the `hero advantages` input from any trajectories: rollouts grouped by task, entropy from logprobs where every turn has them; refuses (saying why) what cannot be grouped."""
-    doc = _groups(files, pool_agents)
+    doc = _groups(files, pool_agents, agents, tasks)
     if out is not None:
         from agentpost.documents.write import write_json
 
@@ -173,14 +194,19 @@ def groups_cmd(
                    + ("" if doc["has_entropy"] else "; no logprobs: use --ablation no-fine"))  # fmt: skip
 
 
-def _load_input(path: Path, pool_agents: bool) -> tuple[dict, list]:
+def _load_input(path: Path, pool_agents: bool, agents=None, tasks=None) -> tuple[dict, list]:
     """A groups JSON document, or canonical trajectories (JSONL) grouped here."""
     _check_file(path)
     from agentpost.trajectory.io import read_regular
 
     raw = read_regular(path)  # a FIFO or device is refused, never read forever
     if b'"agentpost.trajectory/' in raw[:200]:
-        return _groups([path], pool_agents), _read_trajectories([path])
+        doc = _groups([path], pool_agents, agents, tasks)
+        ids = set(doc.get("selected") or (r["id"] for r in doc["rollouts"]))
+        return doc, [t for t in _read_trajectories([path]) if t.id in ids]
+    if agents or tasks:
+        raise InputError(path, None, "--agent and --task select trajectories: give the "
+                         "trajectories (JSONL), not a groups document")  # fmt: skip
     try:
         data = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as e:
@@ -216,8 +242,13 @@ def advantages(
         None, "-o", "--out", help="Write here: the --export rows, else the advantages JSON."
     ),
     pool_agents: bool = typer.Option(
-        False, "--pool-agents", help="For trajectories: one group per task across agents."
+        False,
+        "--pool-agents",
+        help="For trajectories: one group per task across agents (with --agent, the groups hold "
+        "every agent's rollouts and the output only the named agent's).",
     ),
+    agents: list[str] | None = agent_option(),
+    tasks: list[str] | None = task_option(),
 ) -> None:
     """Per-turn HERO advantages and the gate of each rollout's group.
 
@@ -244,7 +275,7 @@ def advantages(
         raise InputError(None, "--export", "needs -o/--out FILE")
     given = {k: v for k, v in (("tau", tau), ("lam", lam)) if v is not None}
     base = config(HeroConfig, {"tau": "--tau", "lam": "--lam"}, seed=seed, **given)
-    data, trajs = _load_input(groups_file, pool_agents)
+    data, trajs = _load_input(groups_file, pool_agents, agents, tasks)
     if export is not None and not trajs:
         raise InputError(groups_file, None, "--export needs canonical trajectories (JSONL) as "
                          "input: the training rows carry each rollout's messages")  # fmt: skip
@@ -254,11 +285,15 @@ def advantages(
               "(--ablation no-fine)", file=sys.stderr)  # fmt: skip
     name = _ablation(ablation)
     cfg = base.with_ablation(name)
-    made_by = producer(hero_advantages, input=str(groups_file), ablation=name, **cfg.kwargs())
+    made_by = producer(hero_advantages, input=str(groups_file), ablation=name, agents=agents,
+                       tasks=tasks, **cfg.kwargs())  # fmt: skip
     try:
         doc = advantages_document(data, cfg, producer=made_by, carried=("id", "agent"))
     except ValueError as e:
         raise InputError(groups_file, None, str(e)) from None
+    if data.get("selected") is not None:  # --agent with --pool-agents: the others were baseline
+        chosen = set(data["selected"])
+        doc["rollouts"] = [r for r in doc["rollouts"] if r.get("id") in chosen]
     if export is not None:
         from agentpost.train.hero_export import rows, write
 

@@ -81,8 +81,7 @@ def table_command(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """Print the FROM table: which local base (Debian release, Python) each task FROM pattern
-    builds on, and which FROMs cannot be served and why; with --suite, each task's FROMs."""
+    """Print the FROM table: which local base (Debian release, Python) each task FROM pattern builds on, and which FROMs cannot be served and why; with --suite, each task's FROMs."""
     from agentpost.sandbox.images import describe_table, load_from_table, table_rows
     from agentpost.tasks.images import task_froms
     from agentpost.tasks.loader import load_suite

@@ -53,12 +53,14 @@ def hero_command(
     smoke: bool = typer.Option(False, "--smoke", help="A few-minute variant (what CI runs)."),
     steps: int = typer.Option(None, "--steps", min=1, help="RL steps per run."),
     seeds: int = typer.Option(None, "--seeds", min=1, help="Seeds per variant."),
-    group: int = typer.Option(None, "--group", min=2, help="Rollouts per prompt (G)."),
+    group: int = typer.Option(None, "--group-size", "-G", min=2, help="Rollouts per prompt (G)."),
     variants: str = typer.Option(None, "--variants", help="Comma-separated, e.g. grpo,hero."),
-    backend: str = typer.Option("bwrap", "--backend"),
+    backend: str = typer.Option(
+        "bwrap", "--backend", help="Sandbox backend: bwrap, docker or package.module:Class."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the result document."),
 ) -> None:
-    """HERO vs GRPO and the b.11 ablations on a tiny policy trained here (micro scale: directions only)."""
+    """HERO vs GRPO and HERO's ablations (HERO spec b.11: each term of the advantage switched off in turn) on a tiny policy trained here (micro scale: directions only)."""
     from agentpost.commands._options import config, sandbox_backend
     from agentpost.lab.hero_lab import HeroLabConfig, run_hero_lab
 
@@ -91,7 +93,9 @@ def scvd_command(
     out: Path = typer.Option(Path("lab-scvd"), "--out", "-o", help="Experiment folder (resumes)."),
     smoke: bool = typer.Option(False, "--smoke", help="A few-minute variant (what CI runs)."),
     seeds: int = typer.Option(None, "--seeds", min=1, help="Fine-tuning seeds per variant."),
-    backend: str = typer.Option("bwrap", "--backend"),
+    backend: str = typer.Option(
+        "bwrap", "--backend", help="Sandbox backend: bwrap, docker or package.module:Class."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the result document."),
 ) -> None:
     """SCVD vs FTD: the stage-1 policy as student, a scripted verify-and-repair teacher (micro scale)."""
@@ -118,7 +122,8 @@ def scvd_command(
     typer.echo(f"wrote {out / 'scvd_lab.json'}")
 
 
-HERO_FLAGS = {"steps": "--steps", "group": "--group", "seeds": "--seeds", "variants": "--variants"}
+HERO_FLAGS = {"steps": "--steps", "group": "--group-size", "seeds": "--seeds",
+              "variants": "--variants"}  # fmt: skip
 
 
 def asdict_shallow(cfg) -> dict:

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import typer
 
+from agentpost.commands._options import agent_option, output_file, task_option
+
 
 def register(app: typer.Typer) -> None:
     app.command("report")(report)
@@ -26,6 +28,8 @@ def report(
     ),
     agent_a: str | None = typer.Option(None, "--agent-a", help="With --compare: agent of A."),
     agent_b: str | None = typer.Option(None, "--agent-b", help="With --compare: agent of B."),
+    agents: list[str] | None = agent_option(),
+    tasks: list[str] | None = task_option(),
 ) -> None:
     """Render a self-contained HTML report for any run directory; prints its path."""
     import sys
@@ -35,4 +39,7 @@ def report(
     def warn(m: str) -> None:
         print(f"warning: {m}", file=sys.stderr)
 
-    print(render_run_dir(run_dir, out, warn, compare_to=compare, agents=(agent_a, agent_b)))
+    if out is not None and out.suffix == ".html":
+        output_file(out)
+    print(render_run_dir(run_dir, out, warn, compare_to=compare, agents=(agent_a, agent_b),
+                         only_agents=agents, only_tasks=tasks, require=True))  # fmt: skip

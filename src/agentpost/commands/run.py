@@ -20,13 +20,14 @@ import typer
 from agentpost.commands._options import config, price_option, prices, sandbox_backend, suite_dir
 from agentpost.commands._signals import interrupted_code, signals_as_interrupt
 from agentpost.errors import InputError
+from agentpost.intervals import UNKNOWN
 
 # config field -> the flag that sets it (a config's own error then names both)
 LOOP_FLAGS = {"mode": "--mode", "step_limit": "--step-limit", "timeout_s": "--timeout",
               "command_timeout_s": "--command-timeout"}  # fmt: skip
 TRANSPORT_FLAGS = {"model": "--model", "timeout_s": "--request-timeout",
                    "temperature": "--temperature", "max_tokens": "--max-tokens",
-                   "top_logprobs": "--top-logprobs", "concurrency": "--concurrency",
+                   "top_logprobs": "--top-logprobs", "concurrency": "--workers",
                    "max_total_tokens": "--token-budget", "max_cost_usd": "--max-cost"}  # fmt: skip
 
 
@@ -84,34 +85,48 @@ def run(
     tasks: str = typer.Option(
         "terminal", "--suite", help="Suite directory, or a bundled suite name."
     ),
-    model: str = typer.Option(None, "--model", help="Model name on the OpenAI-compatible server."),
-    base_url: str = typer.Option(None, "--base-url", help="e.g. http://127.0.0.1:8000/v1"),
+    model: str = typer.Option(None, "--model", help="Model name at --base-url."),
+    base_url: str = typer.Option(
+        None,
+        "--base-url",
+        help="The model's OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1.",
+    ),
     api_key_env: str = typer.Option("OPENAI_API_KEY", help="Environment variable holding the key."),
     policy: list[str] = typer.Option(
-        None, "--policy", help="Scripted policy (repeatable, or 'all')."
+        None,
+        "--policy",
+        help="Scripted reference policy instead of a model (repeatable, or 'all').",
     ),
     task: list[str] = typer.Option(None, "--task", help="Only these task ids (repeatable)."),
     attempts: int = typer.Option(
-        1, "--attempts", "-G", min=1, max=100_000, help="Rollouts per task and agent."
+        1, "--group-size", "-G", min=1, max=100_000, help="Rollouts per task and agent (G)."
     ),
     concurrency: int = typer.Option(
-        2, "--concurrency", "-n", min=1, max=1024, help="Rollouts (and model calls) at once."
+        2, "--workers", min=1, max=1024, help="Rollouts (and model calls) at once."
     ),
     mode: str = typer.Option(
         "tools",
         "--mode",
         help="Action format: tools | text (```bash blocks) | package.module:Class.",
     ),
-    step_limit: int = typer.Option(50, "--step-limit", min=1, max=1_000_000),
+    step_limit: int = typer.Option(
+        50, "--step-limit", min=1, max=1_000_000, help="Model calls per rollout at most."
+    ),
     timeout: float = typer.Option(
         None, "--timeout", help="Wall-clock seconds per rollout (default: the task's own)."
     ),
     request_timeout: float = typer.Option(
         120.0, "--request-timeout", help="Seconds one model request may take before a retry."
     ),
-    command_timeout: float = typer.Option(60.0, "--command-timeout"),
-    temperature: float = typer.Option(None, "--temperature"),
-    max_tokens: int = typer.Option(None, "--max-tokens", help="Per call."),
+    command_timeout: float = typer.Option(
+        60.0, "--command-timeout", help="Seconds one shell command of the agent may take."
+    ),
+    temperature: float = typer.Option(
+        None, "--temperature", help="Sampling temperature (default: the server's)."
+    ),
+    max_tokens: int = typer.Option(
+        None, "--max-tokens", min=1, help="Tokens per model call at most."
+    ),
     top_logprobs: int = typer.Option(10, "--top-logprobs", help="0 to not ask for logprobs."),
     token_budget: int = typer.Option(None, "--token-budget", help="Stop new calls past this."),
     max_cost: float = typer.Option(
@@ -126,10 +141,19 @@ def run(
         help="Archive the writable dirs after every call (stored once per state); "
         "diagnose then grades the recorded state instead of replaying.",
     ),
-    backend: str = typer.Option("bwrap", "--backend"),
+    backend: str = typer.Option(
+        "bwrap", "--backend", help="Sandbox backend: bwrap, docker or package.module:Class."
+    ),
+    name: str | None = typer.Option(
+        None,
+        "--name",
+        help="The run's name: its run id in the trajectories, and how reports "
+        "tell it from other runs of the same model (default: a hash of the arguments).",
+    ),
 ) -> None:
     """Run G rollouts per task, grade each with the task's evaluator, write trajectories."""
     args = dict(locals())
+    args.pop("name")  # not part of the default run id, so naming a run keeps its rollouts
     from agentpost.agent.loop import LoopConfig
     from agentpost.agent.preflight import check_seconds
     from agentpost.agent.run import RunInterrupted, run_groups, write_summary
@@ -147,7 +171,12 @@ def run(
     box = sandbox_backend(backend)
     if not box.available():
         raise InputError(None, "--backend", f"sandbox backend {backend!r} is not available here")
-    run_id = hashlib.sha256(json.dumps(args, sort_keys=True, default=str).encode()).hexdigest()[:12]
+    run_id = (
+        name
+        or hashlib.sha256(json.dumps(args, sort_keys=True, default=str).encode()).hexdigest()[:12]
+    )
+    if name:
+        args["name"] = name
     total = len(task_list) * len(agents) * attempts
     from agentpost.dirlock import DirLock
 
@@ -164,7 +193,7 @@ def run(
             raise typer.Exit(interrupted_code(caught)) from None
         extra = {"ledger": transport.ledger.summary()} if transport else {}
         summary = write_summary(out, args, result, extra)
-    _print_summary(summary, result)
+    _print_summary(summary, result, model=transport is not None)
     if as_json:
         typer.echo(json.dumps(summary, default=str))
     if result.interrupted:
@@ -209,11 +238,12 @@ def _with_progress(total: int, go):
     return result
 
 
-def _print_summary(summary: dict, result) -> None:
-    from rich.console import Console
+def _print_summary(summary: dict, result, model: bool = True) -> None:
     from rich.table import Table
 
-    console = Console(stderr=True)
+    from agentpost.trajectory.render import console as new_console
+
+    console = new_console(stderr=True)
     table = Table(
         title=f"ran {result.ran}, skipped {result.skipped} (already finished), {len(result.errors)} errors"
     )
@@ -222,16 +252,22 @@ def _print_summary(summary: dict, result) -> None:
     for name, a in sorted(summary["agents"].items()):
         rate = a["resolution_rate"]
         table.add_row(
-            name, str(a["finished"]), str(a["resolved"]), "-" if rate is None else f"{rate:.0%}"
+            name, str(a["finished"]), str(a["resolved"]), UNKNOWN if rate is None else f"{rate:.0%}"
         )
     console.print(table)
     for e in result.errors[:10]:
         console.print(f"[red]error[/red] {e['rollout']}: {e['error']}")
-    if result.not_started:
+    if result.not_started and result.interrupted:
+        console.print(f"interrupted: {len(result.not_started)} rollouts not finished "
+                      "(not written; rerun to continue)")  # fmt: skip
+    elif result.not_started and model:
         console.print(
             f"model unavailable: {len(result.not_started)} rollouts not started "
             "(not written; check --base-url and the server, then rerun to continue)"
         )
+    elif result.not_started:
+        console.print(f"{len(result.not_started)} rollouts not started (not written; "
+                      "rerun to continue)")  # fmt: skip
     if result.halted:
         console.print(f"[red]run stopped[/red]: {result.halted}; fix it, then rerun to continue")
     if result.budget_stopped:

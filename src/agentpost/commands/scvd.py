@@ -12,9 +12,22 @@ from typing import Annotated
 
 import typer
 
-from agentpost.commands._options import config, read_trajectory_files, sandbox_backend, suite_dir
+from agentpost.commands._options import (
+    agent_option,
+    config,
+    read_trajectory_files,
+    sandbox_backend,
+    suite_dir,
+    task_option,
+)
 from agentpost.documents.formats import producer
 from agentpost.errors import InputError
+from agentpost.intervals import RESAMPLES
+
+ICA_HELP = ("Which runs the accuracy metrics (ICA, final accuracy, W2R, R2W) count: valid_yc (runs "
+            "whose candidate was checked and graded) or all_with_missing_as_0 (every graded run, "
+            "an ungraded candidate counted as wrong).")  # fmt: skip
+BOOT_HELP = "Bootstrap resamples for the intervals (0: no intervals)."
 
 
 def _print_json(doc) -> None:
@@ -28,13 +41,9 @@ def metrics_cmd(
         Path, typer.Argument(help="JSONL: {model, run, task, I_c, I_v, z, y_c, y_f} per line.")
     ],
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
-    ica_population: Annotated[
-        str, typer.Option(help="valid_yc | all_with_missing_as_0")
-    ] = "valid_yc",
-    n_boot: Annotated[
-        int, typer.Option(min=0, help="Bootstrap replicates (0: no intervals).")
-    ] = 1000,
-    seed: Annotated[int, typer.Option()] = 0,
+    ica_population: Annotated[str, typer.Option(help=ICA_HELP)] = "valid_yc",
+    n_boot: Annotated[int, typer.Option("--bootstrap", min=0, help=BOOT_HELP)] = RESAMPLES,
+    seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
 ) -> None:
     """The seven self-verification metrics (and ICA, final accuracy, W2R, R2W, net gain)."""
     from agentpost.scvd import metrics as M
@@ -95,7 +104,7 @@ def calibrate_cmd(
             help="Also run the heuristic variants on the labels' embedded trajectories.",
         ),
     ] = False,
-    json_out: Annotated[bool, typer.Option("--json")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Judge accuracy against labels: pooled, strict, per field, boundary, z confusion, α, arbiter."""
     from agentpost.scvd import calibrate_io
@@ -124,30 +133,36 @@ def diagnose_cmd(
     out: Annotated[
         Path, typer.Option("--out", "-o", help="Run directory (reused to resume).")
     ] = Path("scvd-run"),
-    ica_population: Annotated[str, typer.Option()] = "valid_yc",
-    n_boot: Annotated[
-        int, typer.Option(min=0, help="Bootstrap replicates (0: no intervals).")
-    ] = 1000,
-    replay_concurrency: Annotated[int, typer.Option(min=1)] = 2,
-    backend: Annotated[str, typer.Option()] = "bwrap",
-    progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
+    ica_population: Annotated[str, typer.Option(help=ICA_HELP)] = "valid_yc",
+    n_boot: Annotated[int, typer.Option("--bootstrap", min=0, help=BOOT_HELP)] = RESAMPLES,
+    replay_concurrency: Annotated[
+        int, typer.Option("--workers", min=1, help="Candidate states replayed at once.")
+    ] = 2,
+    backend: Annotated[
+        str, typer.Option(help="Sandbox backend: bwrap, docker or package.module:Class.")
+    ] = "bwrap",
+    progress: Annotated[
+        bool, typer.Option("--progress/--no-progress", help="Show a progress bar on stderr.")
+    ] = True,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print metrics.json instead of the summary.")
     ] = False,
+    agents: Annotated[list[str] | None, agent_option(annotated=True)] = None,
+    task_ids: Annotated[list[str] | None, task_option(annotated=True)] = None,
 ) -> None:
     """Annotate (3 judges), vote, replay each candidate, and compute the SCVD metrics."""
     from agentpost.judges.config import build_panel, load_config
     from agentpost.scvd.pipeline import DiagnoseOptions, diagnose
     from agentpost.tasks.loader import load_suite
 
-    opts = config(DiagnoseOptions, {"ica_population": "--ica-population", "n_boot": "--n-boot",
-                                    "replay_concurrency": "--replay-concurrency"},
+    opts = config(DiagnoseOptions, {"ica_population": "--ica-population", "n_boot": "--bootstrap",
+                                    "replay_concurrency": "--workers"},
                   ica_population=ica_population, n_boot=n_boot,
                   replay_concurrency=replay_concurrency, backend=backend,
                   progress=progress)  # fmt: skip
     sandbox_backend(backend)
     suite = suite_dir(tasks)
-    trajs, roots = read_trajectory_files(files, "no trajectories to diagnose")
+    trajs, roots = read_trajectory_files(files, "no trajectories to diagnose", agents, task_ids)
     cfg = load_config(judges)
     panel = build_panel(
         cfg, str(judges or "default judge config"), judges.parent if judges else None
@@ -168,10 +183,27 @@ def diagnose_cmd(
     else:
         sys.stdout.write((out / "summary.md").read_text())
         print(f"wrote {out / 'metrics.json'}, {out / 'records.jsonl'} and {out / 'summary.md'}")
-    failed = _all_judge_calls_failed(doc)
+    failed = _all_judge_calls_failed(doc) or _no_replay_ran(doc)
     if failed:
-        print(f"error: {failed}; see {out / 'judge_answers.jsonl'}", file=sys.stderr)
+        print(f"error: {failed}; see {out / 'summary.md'}", file=sys.stderr)
         raise typer.Exit(1)
+
+
+def _no_replay_ran(doc: dict) -> str | None:
+    """Why nothing was measured when candidates were found but none could be replayed (their
+    tasks are not in the suite, or every replay failed on infrastructure), or None."""
+    status = doc["replay"]["status"]
+    total = sum(status.values())
+    if not total or status.get("ok", 0) or any(k not in ("task_missing", "infra_error")
+                                               for k in status):  # fmt: skip
+        return None
+    why = ", ".join(f"{k}: {v}" for k, v in sorted(status.items()))
+    hint = (
+        " (pass the suite that holds these tasks with --suite)"
+        if status.get("task_missing")
+        else ""
+    )
+    return f"none of the {total} candidate states could be replayed ({why}): nothing measured{hint}"
 
 
 def _all_judge_calls_failed(doc: dict) -> str | None:

@@ -13,7 +13,14 @@ from typing import Annotated
 
 import typer
 
-from agentpost.commands._options import config, read_trajectory_files, sandbox_backend, suite_dir
+from agentpost.commands._options import (
+    agent_option,
+    config,
+    read_trajectory_files,
+    sandbox_backend,
+    suite_dir,
+    task_option,
+)
 from agentpost.documents.formats import fmt, producer
 from agentpost.documents.write import write_json
 from agentpost.errors import InputError
@@ -39,9 +46,25 @@ def _teacher(teacher, plan, base_url, api_key_env, temperature, max_tokens, toke
 
 
 # CollectOptions field -> the flag that sets it (a config error names both)
-FLAGS = {"handoff": "--handoff", "concurrency": "--concurrency", "max_retries": "--retries",
+FLAGS = {"handoff": "--handoff", "concurrency": "--workers", "max_retries": "--retries",
          "teacher_steps": "--teacher-steps"}  # fmt: skip
 AsJson = Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")]
+ApiKeyEnv = Annotated[
+    str, typer.Option(help="Environment variable holding the teacher endpoint's key.")
+]
+Temperature = Annotated[
+    float | None, typer.Option(help="Teacher sampling temperature (default: the server's).")
+]
+TeacherSteps = Annotated[
+    int, typer.Option(min=1, help="Teacher model calls per continuation at most.")
+]
+Workers = Annotated[int, typer.Option("--workers", min=1, help="Cases run at once.")]
+Backend = Annotated[
+    str, typer.Option(help="Sandbox backend: bwrap, docker or package.module:Class.")
+]
+Progress = Annotated[
+    bool, typer.Option("--progress/--no-progress", help="Show a progress bar on stderr.")
+]
 
 
 def _report(doc: dict, path: Path, as_json: bool = False) -> None:
@@ -60,20 +83,28 @@ def collect_cmd(
     ] = "terminal",
     teacher: Teacher = "scripted",
     base_url: BaseUrl = None,
-    api_key_env: Annotated[str, typer.Option()] = "OPENAI_API_KEY",
-    temperature: Annotated[float | None, typer.Option()] = None,
+    api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
+    temperature: Temperature = None,
     max_tokens: Annotated[int | None, typer.Option(help="Per teacher call.")] = None,
     token_budget: Annotated[int | None, typer.Option(help="Teacher tokens in all.")] = None,
     judges: Annotated[
         Path | None, typer.Option(help="Judge panel config; default offline.")
     ] = None,
-    handoff: Annotated[str, typer.Option(help="tool_call | step")] = "tool_call",
-    teacher_steps: Annotated[int, typer.Option(min=1)] = 30,
-    concurrency: Annotated[int, typer.Option(min=1)] = 2,
+    handoff: Annotated[
+        str,
+        typer.Option(
+            help="Where the teacher takes over: tool_call (right after the candidate's "
+            "call) or step (after the whole step that holds it)."
+        ),
+    ] = "tool_call",
+    teacher_steps: TeacherSteps = 30,
+    concurrency: Workers = 2,
     retries: Annotated[int, typer.Option(min=0, help="Retries on infrastructure errors.")] = 3,
-    backend: Annotated[str, typer.Option()] = "bwrap",
-    progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
+    backend: Backend = "bwrap",
+    progress: Progress = True,
     as_json: AsJson = False,
+    agents: Annotated[list[str] | None, agent_option(annotated=True)] = None,
+    task_ids: Annotated[list[str] | None, task_option(annotated=True)] = None,
 ) -> None:
     """SCVD data: t_c from the panel, replay the candidate state, the teacher continues with g_ver, keep R* = 1, remove g_ver."""
     args = {k: str(v) if isinstance(v, Path) else v for k, v in locals().items()}
@@ -90,7 +121,7 @@ def collect_cmd(
                   progress=progress)  # fmt: skip
     sandbox_backend(backend)
     suite = load_suite(suite_dir(tasks))
-    trajs, roots = read_trajectory_files(files, "no student trajectories")
+    trajs, roots = read_trajectory_files(files, "no student trajectories", agents, task_ids)
     panel = build_panel(load_config(judges), str(judges or "default judge config"),
                         judges.parent if judges else None)  # fmt: skip
     t = _teacher(teacher, "verify-repair", base_url, api_key_env, temperature, max_tokens,
@@ -113,16 +144,18 @@ def ftd_cmd(
     task: Annotated[list[str] | None, typer.Option("--task", help="Only these task ids.")] = None,
     teacher: Teacher = "scripted",
     base_url: BaseUrl = None,
-    api_key_env: Annotated[str, typer.Option()] = "OPENAI_API_KEY",
-    temperature: Annotated[float | None, typer.Option()] = None,
+    api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
+    temperature: Temperature = None,
     max_tokens: Annotated[int | None, typer.Option(help="Per teacher call.")] = None,
     token_budget: Annotated[int | None, typer.Option(help="Teacher tokens in all.")] = None,
-    attempts: Annotated[int, typer.Option(min=1, help="Teacher rollouts per task.")] = 1,
-    teacher_steps: Annotated[int, typer.Option(min=1)] = 30,
-    concurrency: Annotated[int, typer.Option(min=1)] = 2,
-    retries: Annotated[int, typer.Option(min=0)] = 3,
-    backend: Annotated[str, typer.Option()] = "bwrap",
-    progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
+    attempts: Annotated[
+        int, typer.Option("--group-size", "-G", min=1, help="Teacher rollouts per task (G).")
+    ] = 1,
+    teacher_steps: TeacherSteps = 30,
+    concurrency: Workers = 2,
+    retries: Annotated[int, typer.Option(min=0, help="Retries on infrastructure errors.")] = 3,
+    backend: Backend = "bwrap",
+    progress: Progress = True,
     as_json: AsJson = False,
 ) -> None:
     """FTD baseline data: the teacher solves each task from scratch (plain prompt); keep R* = 1."""
@@ -155,7 +188,7 @@ def ftd_cmd(
 def match_cmd(
     data: Annotated[list[Path], typer.Argument(help="Two or more agentpost.sft Parquet files.")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")],
-    seed: Annotated[int, typer.Option()] = 0,
+    seed: Annotated[int, typer.Option(help="Seed of the size-matching draws.")] = 0,
     verl: Annotated[
         bool, typer.Option("--verl", help="Also write verl multi-turn SFT files (*.verl.parquet).")
     ] = False,

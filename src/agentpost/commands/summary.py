@@ -6,12 +6,18 @@ Layer: edges.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import typer
 
+from agentpost.commands._options import agent_option, output_file, task_option
 from agentpost.documents.formats import fmt, producer
 from agentpost.documents.write import atomic_write, write_json
+from agentpost.errors import InputError
+from agentpost.intervals import RESAMPLES
+
+BOOT_HELP = "Bootstrap resamples for the intervals of means and token shares (0: none)."
 
 COMPARE = fmt("agentpost.compare")
 
@@ -45,55 +51,79 @@ def summary(
     run_dir: Path = typer.Argument(..., help="A run directory (run, import, demo or diagnose)."),
     as_json: bool = typer.Option(False, "--json", help="Print the verdict as JSON."),
     out: Path | None = typer.Option(None, "-o", "--out", help="Also write the JSON here."),
-    bootstrap: int = typer.Option(1000, "--bootstrap", min=0, help="Bootstrap resamples."),
+    bootstrap: int = typer.Option(RESAMPLES, "--bootstrap", min=0, help=BOOT_HELP),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
+    agents: list[str] | None = agent_option(),
+    tasks: list[str] | None = task_option(),
 ) -> None:
-    """Per agent: the behaviours that cost it most (effect sizes, 95% CIs, example trajectories) and the training signal to build next, with its command."""
-    from agentpost.report.rundata import load
+    """Per agent: the behaviours that cost it most (effect sizes, 95% intervals, example trajectories) and the training signal to build next, with its command."""
+    from agentpost.report.rundata import from_found
+    from agentpost.report.scan import nothing_here, scan
     from agentpost.report.verdict import verdict
     from agentpost.report.verdict_view import lines
 
-    data = load(run_dir)
-    first = str(run_dir / data.files[0]) if data.files else None
-    doc = verdict(list(data.rows.values()), data.records, data.grades, n_boot=bootstrap,
-                  seed=seed, trajectories=first, suite=data.suite)  # fmt: skip
+    found = scan(run_dir.resolve())
+    data = from_found(run_dir.resolve(), found, agents, tasks)
+    if not data.rows and not data.grades:
+        raise nothing_here(run_dir, found)
+    rows = [dict(r, file=str(run_dir / r["file"]) if r.get("file") else None)
+            for r in data.rows.values()]  # fmt: skip
+    doc = verdict(rows, data.records, data.grades, n_boot=bootstrap, seed=seed, suite=data.suite)
     _mark_unavailable(doc)
-    doc["producer"] = producer(verdict, run_dir=str(run_dir), bootstrap=bootstrap, seed=seed)
+    doc["producer"] = producer(verdict, run_dir=str(run_dir), bootstrap=bootstrap, seed=seed,
+                               agents=agents, tasks=tasks)  # fmt: skip
     if out is not None:
-        write_json(out, doc, indent=None)
+        write_json(output_file(out), doc, indent=None)
     if as_json:
         typer.echo(json.dumps(doc))
-    elif not doc["agents"]:
-        typer.echo(f"{run_dir}: no trajectories or security grades found")
     else:
         typer.echo("\n".join(lines(doc)))
 
 
 def compare(
-    run_a: Path = typer.Argument(..., help="Run directory A (the baseline)."),
-    run_b: Path = typer.Argument(..., help="Run directory B (may be A again with --agent-b)."),
+    runs: list[Path] = typer.Argument(
+        ...,
+        help="Run directories: A (the baseline), then one or more to compare with it, each as B "
+        "(a run may be A again, with --agent-b).",
+    ),
     agent_a: str | None = typer.Option(None, "--agent-a", help="The agent of A to compare."),
-    agent_b: str | None = typer.Option(None, "--agent-b", help="The agent of B to compare."),
+    agent_b: str | None = typer.Option(
+        None, "--agent-b", help="The agent of each B to compare (the same name in every B)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
     out: Path | None = typer.Option(
         None, "-o", "--out", help="Also write it: FILE.html (a report page) or FILE.json."
     ),
-    bootstrap: int = typer.Option(1000, "--bootstrap", min=0, help="Paired resamples."),
+    bootstrap: int = typer.Option(
+        RESAMPLES, "--bootstrap", min=0, help="Bootstrap resamples for the intervals (0: none)."
+    ),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
+    tasks: list[str] | None = task_option(),
 ) -> None:
-    """Deltas B − A with paired bootstrap 95% CIs (pairs are tasks): resolution, tokens, TRS, unproductive turns, the seven SCVD metrics, FuncPass and SecPass."""
+    """Deltas B − A with paired bootstrap 95% intervals (pairs are tasks; two-sample intervals when the runs share too few tasks): resolution, tokens, TRS, unproductive turns, the seven SCVD metrics, FuncPass and SecPass."""
     from agentpost.report.compare import compare as compare_sides
     from agentpost.report.compare_view import lines
     from agentpost.report.rundata import load, pairs
 
-    a, b = load(run_a), load(run_b)
-    docs = [compare_sides(x, y, n_boot=bootstrap, seed=seed)
-            for x, y in pairs(a, b, agent_a, agent_b)]  # fmt: skip
-    made_by = producer(compare_sides, run_a=str(run_a), run_b=str(run_b), agent_a=agent_a,
-                       agent_b=agent_b, bootstrap=bootstrap, seed=seed)  # fmt: skip
+    if len(runs) < 2:
+        raise InputError(None, "RUNS", "give two or more run directories: A, then each B")
+    a = load(runs[0], tasks=tasks)
+    docs = []
+    for run_b in runs[1:]:
+        b = load(run_b, tasks=tasks)
+        docs += [compare_sides(x, y, n_boot=bootstrap, seed=seed)
+                 for x, y in pairs(a, b, agent_a, agent_b)]  # fmt: skip
+    if not any(d["metrics"] for d in docs):
+        raise InputError(None, None, f"{runs[0]} and {', '.join(map(str, runs[1:]))} have no "
+                         "metric in common (no trajectories or grades of the same kind): nothing "
+                         "to compare")  # fmt: skip
+    made_by = producer(compare_sides, run_a=str(runs[0]), run_b=[str(r) for r in runs[1:]],
+                       agent_a=agent_a, agent_b=agent_b, bootstrap=bootstrap, seed=seed,
+                       tasks=tasks)  # fmt: skip
     doc = {"format": COMPARE, "producer": made_by, "comparisons": docs}
     if out is not None:
-        _write_compare(out, doc)
+        _write_compare(output_file(out), doc)
+        print(f"wrote {out} ({len(docs)} comparisons)", file=sys.stderr)
     if as_json:
         typer.echo(json.dumps(doc))
     else:

@@ -32,20 +32,33 @@ def sft_cmd(
         ),
     ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")],
-    epochs: Annotated[float | None, typer.Option(help="Default: 3 (Table 8).")] = None,
-    learning_rate: Annotated[float | None, typer.Option("--lr", help="Default: 1e-5.")] = None,
-    max_length: Annotated[int | None, typer.Option(help="Default: 32768.")] = None,
+    epochs: Annotated[
+        float | None,
+        typer.Option(help="Default: 3 (the SCVD paper's fine-tuning settings, its Table 8)."),
+    ] = None,
+    learning_rate: Annotated[
+        float | None, typer.Option("--lr", help="Default: 1e-5 (the SCVD paper's).")
+    ] = None,
+    max_length: Annotated[
+        int | None, typer.Option(help="Tokens per row at most. Default: 32768 (the SCVD paper's).")
+    ] = None,
     max_steps: Annotated[int, typer.Option(help="Stop after N optimiser steps (-1: all).")] = -1,
-    grad_accum: Annotated[int | None, typer.Option(help="Default: 8.")] = None,
+    grad_accum: Annotated[
+        int | None, typer.Option(help="Gradient accumulation steps. Default: 8 (the SCVD paper's).")
+    ] = None,
     checkpointing: Annotated[
         bool, typer.Option("--checkpointing/--no-checkpointing", help="Activation checkpointing.")
     ] = True,
     supervise_reasoning: Annotated[
-        bool, typer.Option("--supervise-reasoning/--mask-reasoning")
+        bool,
+        typer.Option(
+            "--supervise-reasoning/--mask-reasoning",
+            help="Train on the trained messages' reasoning text too, or mask it out of the loss.",
+        ),
     ] = True,
     truncation: Annotated[str, typer.Option(help="drop | left (never cuts a target).")] = "drop",
     cpu: Annotated[bool, typer.Option("--cpu", help="Train on the CPU.")] = False,
-    seed: Annotated[int, typer.Option()] = 0,
+    seed: Annotated[int, typer.Option(help="Training seed.")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print the run document.")] = False,
 ) -> None:
     """Supervised fine-tuning on the rows' trained messages only (loss mask from the flags)."""

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import typer
 
+from agentpost.commands._options import agent_option, output_file, task_option
 from agentpost.trajectory.importers import FORMATS
 
 
@@ -41,6 +42,12 @@ def import_cmd(
         help="Leave dot-folders out of folder walks (by default .claude, .codex, .openhands "
         "and other dot-folders are imported).",
     ),
+    name: str | None = typer.Option(
+        None,
+        "--name",
+        help="Name this source: its run id in every trajectory, so reports and "
+        "compare tell it from other imports of the same model.",
+    ),
 ) -> None:
     """Import trajectories into one canonical JSONL file.
 
@@ -50,9 +57,11 @@ def import_cmd(
     """
     from agentpost.trajectory.import_summary import import_to_file, write_import_summary
 
-    res = import_to_file(paths, out, fmt, keep_raw, workers, skip_hidden)
+    output_file(out)
+    res = import_to_file(paths, out, fmt, keep_raw, workers, skip_hidden, run_id=name)
     if summary is not None:
-        args = {"paths": [str(p) for p in paths], "format": fmt or "auto", "keep_raw": keep_raw}
+        args = {"paths": [str(p) for p in paths], "format": fmt or "auto", "keep_raw": keep_raw,
+                **({"name": name} if name else {})}  # fmt: skip
         write_import_summary(summary, res, args)
     if as_json:
         import json
@@ -94,6 +103,8 @@ def _coverage(coverage: dict[str, dict[str, int]], warnings: list[str]) -> None:
 def stats_cmd(
     file: Path = typer.Argument(..., help="Canonical JSONL."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    agents: list[str] | None = agent_option(),
+    tasks: list[str] | None = task_option(),
 ) -> None:
     """Turns, tool calls and tokens per trajectory, and their totals."""
     import orjson
@@ -101,34 +112,45 @@ def stats_cmd(
     from agentpost.errors import InputError
     from agentpost.trajectory.io import iter_jsonl
     from agentpost.trajectory.render import stats_row, stats_table, stats_totals
+    from agentpost.trajectory.select import select
 
-    rows = [stats_row(t) for t in iter_jsonl(file)]
+    trajs = iter_jsonl(file)
+    if agents or tasks:
+        trajs = select(list(trajs), agents, tasks)
+    rows = [stats_row(t) for t in trajs]
     if not rows:
         raise InputError(file, "byte 0", "no trajectories (empty file)")
     totals = stats_totals(rows)
     if as_json:
         sys.stdout.write(orjson.dumps({"trajectories": rows, "totals": totals}).decode() + "\n")
         return
-    from rich.console import Console
 
-    Console().print(stats_table(rows, totals))
+    from agentpost.trajectory.render import console
+
+    console().print(stats_table(rows, totals))
 
 
 def show_cmd(
     file: Path = typer.Argument(..., help="Canonical JSONL."),
     id: str | None = typer.Option(None, "--id", help="Trajectory id (default: the first)."),
     full: bool = typer.Option(False, "--full", help="Print long texts whole, not clipped."),
+    agents: list[str] | None = agent_option(),
+    tasks: list[str] | None = task_option(),
 ) -> None:
-    """Render one trajectory in the terminal."""
+    """Render one trajectory in the terminal (the first of --agent/--task, or --id)."""
     from rich.console import Console
 
     from agentpost.errors import InputError
     from agentpost.trajectory.io import iter_jsonl
     from agentpost.trajectory.render import render
+    from agentpost.trajectory.select import select
 
-    for t in iter_jsonl(file):
+    trajs = iter_jsonl(file)
+    if agents or tasks:
+        trajs = select(list(trajs), agents, tasks)
+    for t in trajs:
         if id is None or t.id == id:
-            render(t, Console(), full)
+            render(t, Console(width=None if sys.stdout.isatty() else 120), full)  # prose: wrapped
             return
     if id is None:
         raise InputError(file, "byte 0", "no trajectories (empty file)")

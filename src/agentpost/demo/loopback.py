@@ -26,7 +26,7 @@ from typing import Any
 from agentpost.demo.files import write_json
 from agentpost.demo.model import Demo
 
-MODEL = "loopback-fake-model"
+MODEL = "scripted/loopback-fake-model"
 SCRIPTS = ("careful", "wasteful")  # few unproductive turns, many: the association has both
 TASKS = 2
 NOTE = (

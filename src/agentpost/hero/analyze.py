@@ -8,13 +8,16 @@ Format ``agentpost.efficiency/1`` (keys are stable; a report renderer may rely o
   (bool|null), ``turns``, ``tokens`` (C_i, null if unknown), ``tokens_m``, ``prompt_tokens``,
   ``cached_tokens``, ``completion_tokens``, ``cache_hit_rate``, ``cost`` (at ``prices``),
   ``read_only_turns``, ``repeated_call_turns``, ``over_exploration_turns``, ``tool_error_turns``,
-  ``unproductive_turns``, ``unproductive_turn_rate``, ``mean_entropy`` (null without logprobs),
-  and per turn ``turn_entropy[]`` (float|null) and ``turn_flags[]`` (each a string of letters:
-  r=read-only, R=repeated call, O=over-exploration, E=tool error).
+  ``check_run_turns`` (a failed run of a script the agent wrote: not a tool error, not
+  unproductive; ``behaviours``' rule), ``unproductive_turns``, ``unproductive_turn_rate``,
+  ``mean_entropy`` (null without logprobs), and per turn ``turn_entropy[]`` (float|null) and
+  ``turn_flags[]`` (each a string of letters: r=read-only, R=repeated call, O=over-exploration,
+  E=tool error, C=check run).
 - ``models[]``: one row per model: ``model, trajectories, resolved_known, resolution_rate``
   (fraction 0..1), ``mean_tokens_m``, ``trs`` (R in percent / sqrt(1 + C in M)),
   ``cache_hit_rate``, ``turns``, ``mean_turns``, ``read_only_share``, ``unproductive_turn_rate``,
-  ``behaviour_counts`` {read_only, repeated_call, over_exploration, tool_error, unproductive}
+  ``behaviour_counts`` {read_only, repeated_call, over_exploration, tool_error, check_run,
+  unproductive}
   (turn counts), ``effective_token_price`` (per million tokens),
   ``relative_inference_cost`` (vs ``baseline``), ``cost_per_task``, ``variation_histogram``
   {edges, counts} of C_max/C_min across tasks, ``association`` (see
@@ -47,6 +50,7 @@ from agentpost.hero.association import association
 from agentpost.hero.behaviours import CLASSIFIERS, TurnFlags, detect
 from agentpost.hero.entropy import turn_entropy
 from agentpost.hero.variation import histogram, task_variation
+from agentpost.intervals import RESAMPLES
 from agentpost.prices import PER, Prices
 from agentpost.trajectory.model import Trajectory
 
@@ -63,6 +67,7 @@ def _flag_letters(f: TurnFlags) -> str:
                 ("R", f.repeated_call),
                 ("O", f.over_exploration),
                 ("E", f.tool_error),
+                ("C", f.check_run),
             )
             if on
         )
@@ -95,6 +100,7 @@ def trajectory_row(
         "repeated_call_turns": sum(f.repeated_call for f in flags),
         "over_exploration_turns": sum(f.over_exploration for f in flags),
         "tool_error_turns": sum(f.tool_error for f in flags),
+        "check_run_turns": sum(f.check_run for f in flags),
         "unproductive_turns": unprod,
         "unproductive_turn_rate": unprod / n if n else None,
         "mean_entropy": float(np.mean(known)) if known else None,
@@ -163,8 +169,15 @@ def model_row(
     trajectories streamed past (cache and cost need the per-call usage, not in the rows)."""
     turns = sum(r["turns"] for r in rows)
     counts = {
-        k: sum(r[f"{k}_turns"] for r in rows)
-        for k in ("read_only", "repeated_call", "over_exploration", "tool_error", "unproductive")
+        k: sum(r.get(f"{k}_turns") or 0 for r in rows)
+        for k in (
+            "read_only",
+            "repeated_call",
+            "over_exploration",
+            "tool_error",
+            "check_run",
+            "unproductive",
+        )  # fmt: skip
     }
     costs = [r["cost"] for r in rows if r["cost"] is not None]
     return {
@@ -230,7 +243,7 @@ class Analysis:
         percentile: float = 20.0,
         prices: Prices | None = None,
         baseline: str | None = None,
-        n_boot: int = 1000,
+        n_boot: int = RESAMPLES,
         seed: int = 0,
         inputs: list[str] | None = None,
     ) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from agentpost.hero.terms import segment_percentile
+from agentpost.intervals import RESAMPLES
 
 BEHAVIOURS = ("repeated_call", "over_exploration", "tool_error", "unproductive")
 
@@ -36,7 +37,7 @@ def association(
     flags: dict[str, np.ndarray],
     *,
     percentile: float = 20.0,
-    n_boot: int = 1000,
+    n_boot: int = RESAMPLES,
     seed: int = 0,
     ci: float = 0.95,
 ) -> dict:

@@ -3,7 +3,21 @@
 The classifier lists are data (``CLASSIFIERS``, with a ``version``) and every report records that
 version. Per turn the detectors return flags; a turn is *unproductive* if any call of it repeats
 an earlier call, it belongs to a run of ≥ ``over_exploration_run`` read-only turns, or any of its
-observations is an error.
+observations is a tool error.
+
+Two kinds of failed call, told apart by one rule (a departure from spec b.8, which counts every
+failed call as a tool error):
+
+- a **check run** fails by design: the call runs a script the agent itself wrote earlier in the
+  trajectory (an edit or write tool's path, a shell redirect or ``tee`` target) with an
+  interpreter or test runner (``run_heads``: ``python repro.py``, ``pytest tests/test_fix.py``,
+  ``bash check.sh``, ``./repro.sh``). A reproduction script that shows the bug, or a check that
+  fails before the fix, is the agent verifying, not misusing a tool, so it is flagged
+  ``check_run`` (letter ``C``) and is not unproductive;
+- a **tool error** (misuse) is every other failure: ``is_error``, a timeout, a non-zero exit (but
+  for the ``benign_exit_codes``), or, when neither is recorded, the ``error_regex`` on the output.
+
+A turn with both a misuse and a check run is a tool error. Reports show both kinds side by side.
 
 Toolkit choices beyond the spec (``[unspecified]`` there):
 - a turn with no tool call is read-only (vacuously: none of its calls changes state);
@@ -29,7 +43,7 @@ from typing import Any
 from agentpost.trajectory.model import ToolCall, Trajectory, Turn
 
 CLASSIFIERS: dict[str, Any] = {
-    "version": "hero-behaviours/5",
+    "version": "hero-behaviours/6",
     "read_only_tools": [
         "read",
         "grep",
@@ -79,6 +93,31 @@ CLASSIFIERS: dict[str, Any] = {
         r".*Permission denied|Usage: |ERROR\b(?!: \(none\)))"
     ),
     "over_exploration_run": 15,
+    # a failed call of these heads on a file the agent wrote is a check run, not a tool error
+    "run_heads": [
+        "python",
+        "python3",
+        "python2",
+        "pytest",
+        "py.test",
+        "node",
+        "bash",
+        "sh",
+        "zsh",
+        "ruby",
+        "perl",
+        "php",
+        "go",
+        "java",
+        "tsx",
+        "ts-node",
+        "deno",
+        "npx",
+    ],
+    # tools that write a whole file (an ``edit`` changes part of one), and the argument keys
+    # that name the file
+    "creating_tools": ["write", "create", "write_file", "create_file"],
+    "written_path_keys": ["path", "file_path", "filename", "file", "notebook_path"],
     # exit 1 of these heads means "no match" / "files differ", not a failure
     "benign_exit_codes": {
         "grep": [1],
@@ -102,6 +141,7 @@ class TurnFlags:
     repeated_call: bool
     over_exploration: bool
     tool_error: bool
+    check_run: bool = False  # failed by design: it ran a script the agent wrote (not unproductive)
 
     @property
     def unproductive(self) -> bool:
@@ -194,22 +234,94 @@ def _benign_exit(call: ToolCall | None, code: int, lists: dict[str, Any]) -> boo
     return code in lists.get("benign_exit_codes", {}).get(head, [])
 
 
-def turn_has_error(turn: Turn, lists: dict[str, Any] = CLASSIFIERS) -> bool:
+def _failed(obs, call: ToolCall | None, regex: re.Pattern, lists: dict[str, Any]) -> bool:
     """is_error, else a non-zero exit code, else (neither known) the versioned error regex."""
-    regex = re.compile(lists["error_regex"])
-    calls = {c.id: c for c in turn.tool_calls if c.id}
-    for k, obs in enumerate(turn.observations):
-        if obs.is_error or obs.timed_out:
-            return True
-        if obs.exit_code is not None and obs.exit_code != 0:
-            call = calls.get(obs.call_id) or (
-                turn.tool_calls[k] if k < len(turn.tool_calls) else None
-            )
-            if not _benign_exit(call, obs.exit_code, lists):
-                return True
-        if obs.is_error is None and obs.exit_code is None and obs.text and regex.search(obs.text):
+    if obs.is_error or obs.timed_out:
+        return True
+    if obs.exit_code is not None and obs.exit_code != 0:
+        return not _benign_exit(call, obs.exit_code, lists)
+    return bool(
+        obs.is_error is None and obs.exit_code is None and obs.text and regex.search(obs.text)
+    )
+
+
+def written_paths(call: ToolCall, lists: dict[str, Any] = CLASSIFIERS) -> set[str]:
+    """The files a call creates (or overwrites whole): a write tool's path (``write``,
+    ``create``, an editor's ``create`` command; not an ``edit`` of part of a file), shell ``>``
+    redirect and ``tee`` targets (``/dev/null`` aside)."""
+    out: set[str] = set()
+    if call.command is not None and call.kind in ("shell", "keystrokes", "other"):
+        for m in _REDIRECT.finditer(call.command):
+            if (
+                m.group(1).endswith(">")
+                and not m.group(1).endswith(">>")
+                and m.group(2) != "/dev/null"
+            ):
+                out.add(m.group(2))
+        out |= {m.group(1) for m in re.finditer(r"\btee\s+(?:-a\s+)?(\S+)", call.command)}
+    elif isinstance(call.arguments, dict):
+        name = call.name.lower()
+        whole = name in lists["creating_tools"] or call.arguments.get("command") == "create"
+        if whole:
+            out |= {v for k in lists["written_path_keys"]
+                    if isinstance(v := call.arguments.get(k), str)}  # fmt: skip
+    return {p.strip("'\"") for p in out if p}
+
+
+def _same_file(word: str, path: str) -> bool:
+    w, p = word.strip("'\"").removeprefix("./"), path.removeprefix("./")
+    return bool(w) and (w == p or p.endswith("/" + w) or w.endswith("/" + p.lstrip("/")))
+
+
+def runs_written(
+    call: ToolCall | None, written: set[str], lists: dict[str, Any] = CLASSIFIERS
+) -> bool:
+    """Whether the call runs (with a ``run_heads`` interpreter or test runner, or as ``./x``) a
+    file in ``written``."""
+    if call is None or not call.command or not written:
+        return False
+    for segment in _SEPARATORS.split(call.command):
+        try:
+            words = shlex.split(_REDIRECT.sub(" ", segment))
+        except ValueError:
+            words = segment.split()
+        if not words:
+            continue
+        head = words[0].rsplit("/", 1)[-1]
+        args = (
+            words[1:]
+            if head in lists["run_heads"]
+            else words[:1]
+            if words[0].startswith("./")
+            else []
+        )
+        if any(_same_file(a, p) for a in args for p in written):
             return True
     return False
+
+
+def turn_errors(
+    turn: Turn, written: set[str] | None = None, lists: dict[str, Any] = CLASSIFIERS
+) -> tuple[bool, bool]:
+    """(tool error, check run) of one turn: a failed observation is a check run when its call
+    runs a file in ``written`` (see the module docstring), else a tool error."""
+    regex = re.compile(lists["error_regex"])
+    calls = {c.id: c for c in turn.tool_calls if c.id}
+    misuse = check = False
+    for k, obs in enumerate(turn.observations):
+        call = calls.get(obs.call_id) or (turn.tool_calls[k] if k < len(turn.tool_calls) else None)
+        if _failed(obs, call, regex, lists):
+            if runs_written(call, written or set(), lists):
+                check = True
+            else:
+                misuse = True
+    return misuse, check
+
+
+def turn_has_error(turn: Turn, lists: dict[str, Any] = CLASSIFIERS) -> bool:
+    """Whether any observation of the turn failed (a tool error or a check run)."""
+    misuse, check = turn_errors(turn, None, lists)
+    return misuse or check
 
 
 def _repeated(turns: list[Turn], window: str | int, lists: dict[str, Any]) -> list[bool]:
@@ -251,12 +363,11 @@ def detect(
                 over[start:k] = [True] * (k - start)
             start = k + 1
     rep = _repeated(turns, repeat_window, lists)
-    return [
-        TurnFlags(
-            read_only=ro[k],
-            repeated_call=rep[k],
-            over_exploration=over[k],
-            tool_error=turn_has_error(t, lists),
-        )
-        for k, t in enumerate(turns)
-    ]
+    out, written = [], set()
+    for k, t in enumerate(turns):
+        for call in t.tool_calls:  # a script written in this turn can be run in it too
+            written |= written_paths(call, lists)
+        misuse, check = turn_errors(t, written, lists)
+        out.append(TurnFlags(read_only=ro[k], repeated_call=rep[k], over_exploration=over[k],
+                             tool_error=misuse, check_run=check and not misuse))  # fmt: skip
+    return out

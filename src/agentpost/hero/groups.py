@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentpost.trajectory.model import Trajectory
+from agentpost.trajectory.select import agent_label
 
 FORMAT = "agentpost.hero-groups/1"
 
@@ -54,8 +55,8 @@ def _rollout(t: Trajectory, row: dict[str, Any], group: str, agent: str) -> dict
 
 
 def agent_of(t: Trajectory, multi_run: bool) -> str:
-    name = t.model or t.agent or "(no model recorded)"
-    return f"{name} [run {t.run_id}]" if multi_run and t.run_id else name
+    """The agent label (``trajectory.select.agent_label``): one name in every output."""
+    return agent_label(t.model, t.agent, t.run_id, multi_run)
 
 
 def hero_groups(

@@ -9,16 +9,18 @@ Layer: io.
 
 from __future__ import annotations
 
-from rich.console import Console
 from rich.table import Table
+
+from agentpost.intervals import UNKNOWN
+from agentpost.trajectory.render import console as new_console
 
 
 def _fmt(v: object, spec: str = ".3g") -> str:
-    return "-" if v is None else format(v, spec) if isinstance(v, float) else str(v)
+    return UNKNOWN if v is None else format(v, spec) if isinstance(v, float) else str(v)
 
 
 def _pct(v: float | None) -> str:
-    return "-" if v is None else f"{100 * v:.1f}"
+    return UNKNOWN if v is None else f"{100 * v:.1f}"
 
 
 def _table(
@@ -40,7 +42,7 @@ def _table(
 def print_efficiency(doc: dict) -> None:
     version = doc["producer"]["args"]["classifiers_version"]
     models = doc["models"]
-    console = Console()
+    console = new_console()
     console.print(
         _table(
             "Efficiency per model (n runs, R resolved %, C mean tokens per run in millions, "
@@ -63,15 +65,16 @@ def print_efficiency(doc: dict) -> None:
             ],
         )
     )
-    counts = ("read_only", "repeated_call", "over_exploration", "tool_error", "unproductive")
+    counts = ("read_only", "repeated_call", "over_exploration", "tool_error", "check_run")
     console.print(
         _table(
             f"Turns per behaviour, classifiers {version} (RO read-only, rep repeated call, "
-            "OE over-exploration run, err tool error)",
-            ["model", "turns", "unprod%", "RO", "rep", "OE", "err"],
+            "OE over-exploration run, err tool error: a misused tool; chk check run: a failed "
+            "run of a script the agent wrote, by design, not unproductive)",
+            ["agent", "turns", "unprod%", "RO", "rep", "OE", "err", "chk"],
             [
                 [_fmt(m["model"]), str(m["turns"]), _pct(m["unproductive_turn_rate"])]
-                + [str(m["behaviour_counts"][k]) for k in counts[:4]]
+                + [str(m["behaviour_counts"].get(k, 0)) for k in counts]
                 for m in models
             ],
         )
@@ -85,7 +88,7 @@ def print_efficiency(doc: dict) -> None:
                     f"{_fmt(r['model'])} / {_fmt(r['task_id'])}",
                     str(r["rollouts"]),
                     # no known outcome in the group: "-", as R% says, not a resolved count of 0
-                    "-" if r["resolution_rate"] is None else str(r["variation"]["n_resolved"]),
+                    UNKNOWN if r["resolution_rate"] is None else str(r["variation"]["n_resolved"]),
                     _fmt(r["trs"], ".1f"),
                     _fmt(r["variation"]["cmax_cmin"], ".2f"),
                     _fmt(r["variation"]["p90_p10"], ".2f"),
@@ -99,7 +102,7 @@ def print_efficiency(doc: dict) -> None:
         a = m["association"]
         if a:
             low, rest = a["buckets"]["low"], a["buckets"]["rest"]
-            ci = "-" if a["r_ci"] is None else f"[{a['r_ci'][0]:.2f}, {a['r_ci'][1]:.2f}]"
+            ci = UNKNOWN if a["r_ci"] is None else f"[{a['r_ci'][0]:.2f}, {a['r_ci'][1]:.2f}]"
             console.print(
                 f"{m['model']}: unproductive turns {_pct(low['unproductive_rate'])}% of "
                 f"low-entropy turns (h <= q{a['percentile']:g}) vs {_pct(rest['unproductive_rate'])}%"
@@ -131,4 +134,4 @@ def print_advantages(doc: dict) -> None:
     )
     columns = ["group", "resolved", "tokens", "p", "gate w", "turn advantages"]
     t = _table(title, columns, rows, text_last=True)
-    Console().print(t)
+    new_console().print(t)

@@ -31,6 +31,7 @@ from agentpost.documents.formats import fmt, producer
 from agentpost.documents.write import write_json
 from agentpost.hero.behaviours import detect
 from agentpost.hero.config import ABLATIONS, HeroConfig
+from agentpost.intervals import RESAMPLES
 from agentpost.lab.episodes import Episode, to_trajectory
 from agentpost.lab.stages import PolicyConfig, corpus, evaluate_policy, family, sft_policy
 from agentpost.sandbox.base import Backend
@@ -50,7 +51,7 @@ class HeroLabConfig:
     group: int = 4
     rl_lr: float = 2e-4
     eval_every: int = 3
-    n_boot: int = 1000
+    n_boot: int = RESAMPLES
 
     def __post_init__(self) -> None:
         check(self, {

@@ -36,6 +36,7 @@ from typing import Any
 from agentpost.config_checks import at_least, check, positive
 from agentpost.documents.formats import fmt, producer
 from agentpost.documents.write import write_json, write_lines
+from agentpost.intervals import RESAMPLES
 from agentpost.lab.episodes import Episode, task_plans
 from agentpost.lab.stages import PolicyConfig, corpus, family, sft_policy
 from agentpost.lab.transcript import SUBMIT, messages
@@ -61,7 +62,7 @@ class ScvdLabConfig:
     lr: float = 5e-4
     batch: int = 8
     temperature: float = 1.0
-    n_boot: int = 1000
+    n_boot: int = RESAMPLES
     # also take prefixes from the scripted hasty and careful agents (other prefix generators,
     # spec b.9); off for the experiment, on for the smoke run so that D_SC is never empty
     scripted_prefixes: bool = False

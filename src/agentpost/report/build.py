@@ -35,7 +35,7 @@ from agentpost.report import (
 )
 from agentpost.report.html import Section, cell, note, page, producer_line, table
 from agentpost.report.palette import agent_colors
-from agentpost.report.scan import KINDS, Found, classify_json, scan  # noqa: F401 (classify_json: its old home, until 0.3)
+from agentpost.report.scan import KINDS, Found, classify_json, nothing_here, scan  # noqa: F401 (classify_json: its old home, until 0.3)
 from agentpost.report.viewer_store import Shards
 
 
@@ -71,7 +71,8 @@ def _overview(run_dir: Path, found: Found, sections: list[Section]) -> Section:
     rendered = ", ".join(s.title for s in sections if s.present) or "none"
     skipped = ", ".join(s.title for s in sections if not s.present) or "none"
     body = (
-        f"<p>Run directory: <code>{escape(str(run_dir))}</code></p>"
+        f"<p>Run directory: <code>{escape(run_dir.name)}</code> (paths below are relative to "
+        "it)</p>"
         f"<p>Sections with data: {escape(rendered)}. "
         f"Sections without data: {escape(skipped)}.</p>"
         + table(["file", "recognised as"], rows, left=2)
@@ -161,11 +162,18 @@ def render_run_dir(
     *,
     compare_to: str | Path | None = None,
     agents: tuple[str | None, str | None] = (None, None),
+    only_agents: list[str] | None = None,
+    only_tasks: list[str] | None = None,
+    require: bool = False,
 ) -> Path:
     """Write ``report.html`` (or ``out``) for ``run_dir``; returns the path written. ``warn``
     gets one line per section that could not be rendered (the report says why, too).
     ``compare_to``: a second run directory; the report then has a compare section (this run is
-    A, that one B; ``agents`` picks the agent of each side)."""
+    A, that one B; ``agents`` picks the agent of each side). ``only_agents``/``only_tasks``
+    (``--agent``/``--task``) keep only those trajectories in the sections built from
+    trajectories (verdict, tokens, viewer). ``require`` (the CLI): an ``InputError`` when the
+    directory holds nothing the report reads. The page names no local path: the run directory by its name,
+    files relative to it."""
     try:
         run_dir = Path(run_dir).resolve()
     except (RuntimeError, OSError) as e:  # a symlink loop
@@ -174,6 +182,16 @@ def render_run_dir(
     if out.is_dir():  # `-o SOME_DIR`: the report goes inside it
         out = out / "report.html"
     found = scan(run_dir)
+    if require and not any(found.files.values()):
+        raise nothing_here(run_dir, found)
+    if only_agents or only_tasks:
+        from agentpost.trajectory.select import dedupe, select
+
+        found.files["trajectories"] = dedupe(found.files["trajectories"])
+        every = [t for _, ts in found.files["trajectories"] for t in ts]
+        keep = {t.id for t in select(every, only_agents, only_tasks)}
+        found.files["trajectories"] = [(rel, [t for t in ts if t.id in keep])
+                                       for rel, ts in found.files["trajectories"]]  # fmt: skip
     shards = Shards(out)
     try:
         with agent_colors(joined.agent_names(found)):
@@ -183,7 +201,7 @@ def render_run_dir(
                                                           *agents))  # fmt: skip
         for p in found.problems if warn else []:
             warn(p)
-        made_by = producer(render_run_dir, run_dir=str(run_dir))
+        made_by = producer(render_run_dir, run_dir=run_dir.name)
         html = page("agentpost report", f"{run_dir.name} · agentpost {VERSION}", sections,
                     made_by, scripts=_scripts(sections), own_files=shards.external)  # fmt: skip
         shards.install()  # the data first: a new page never points at a missing folder

@@ -4,7 +4,10 @@ Each side is the rows of one agent as ``report.rundata`` labels it (model plus r
 runs of one model are two sides, never one pool. Pairs are tasks: a metric is computed over the
 tasks both sides ran, and each bootstrap replicate redraws those tasks (``stats.
 paired_bootstrap``), so a delta is not an artefact of one side having run easier tasks; tasks
-only one side ran are counted and left out.
+only one side ran are counted and left out. When the two sides share fewer than
+``intervals.MIN_N`` tasks, a metric falls back to an unpaired comparison: each side over all its
+tasks, with a two-sample bootstrap (``stats.unpaired_sums``; ``paired`` is False and ``why``
+says so), since the tasks then differ between the sides.
 
 Metrics: resolution rate, mean tokens per run (C_i, prompt + completion over its calls), TRS
 (R in percent / sqrt(1 + C in millions), spec HERO b.2), unproductive turn rate; the seven SCVD
@@ -22,7 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from agentpost.report.stats import paired_sums, ratio
+from agentpost.intervals import MIN_N, RESAMPLES
+from agentpost.report.stats import paired_sums, ratio, unpaired_sums
 
 FORMAT = "agentpost.compare/1"
 SCVD = ("VTR", "VOR", "EDR", "ESP", "CPR", "VPR", "RSR")
@@ -107,7 +111,7 @@ def _grade_items(grades: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def compare(
-    a: dict[str, Any], b: dict[str, Any], *, n_boot: int = 1000, seed: int = 0
+    a: dict[str, Any], b: dict[str, Any], *, n_boot: int = RESAMPLES, seed: int = 0
 ) -> dict[str, Any]:
     """``a``/``b``: ``{"label", "rows", "records", "grades"}`` of one agent each.
     Returns the ``agentpost.compare/1`` document (without producer)."""
@@ -115,8 +119,15 @@ def compare(
 
     def add(name: str, items_a: list, items_b: list, key: str, cols, f) -> None:
         if items_a and items_b:
-            d = paired_sums(_sums(items_a, key, cols), _sums(items_b, key, cols), f,
-                            n_boot=n_boot, seed=seed)  # fmt: skip
+            sa, sb = _sums(items_a, key, cols), _sums(items_b, key, cols)
+            shared = len(set(sa) & set(sb))
+            if shared >= MIN_N:
+                d = paired_sums(sa, sb, f, n_boot=n_boot, seed=seed)
+            else:
+                d = unpaired_sums(sa, sb, f, n_boot=n_boot, seed=seed)
+                d["why"] = (f"the sides share {shared} tasks (fewer than {MIN_N}): each side over "
+                            "all its tasks, two-sample interval")  # fmt: skip
+                d["shared"] = shared
             metrics.append({"metric": name, "explain": EXPLAIN[name], **d})
 
     rows_a, rows_b = a.get("rows") or [], b.get("rows") or []
@@ -132,7 +143,9 @@ def compare(
         "format": FORMAT,
         "a": a["label"],
         "b": b["label"],
-        "paired_by": "task",
+        "paired_by": "task"
+        if all(m["paired"] for m in metrics)
+        else "task where the sides share enough tasks, else unpaired",
         "n_boot": n_boot,
         "seed": seed,
         "metrics": metrics,

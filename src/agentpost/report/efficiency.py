@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentpost.hero.variation import task_variation
+from agentpost.intervals import UNKNOWN
 from agentpost.report.advantages import advantage_part
 from agentpost.report.explain import acronyms, cost_units, trs_caveat
 from agentpost.report.html import Section, capped, details, not_run, note, producer_line, table
@@ -32,7 +33,13 @@ NO_LOGPROBS = (
 
 MAX_BARS = 40  # per-trajectory and per-task charts: top 40 and one "others" bar
 KINDS = ("repeated_call", "over_exploration", "tool_error", "unproductive")
-TRAJ_KINDS = ("repeated_call_turns", "over_exploration_turns", "tool_error_turns")
+# per trajectory: the three unproductive kinds, and check runs (failed by design, not counted)
+TRAJ_KINDS = (
+    "repeated_call_turns",
+    "over_exploration_turns",
+    "tool_error_turns",
+    "check_run_turns",
+)
 
 
 # per-model columns of the efficiency document and their headers (the keys are in the footnote)
@@ -50,8 +57,8 @@ MODEL_TABLE = (
 
 
 def model_name(m: dict[str, Any]) -> str:
-    """A model row's name; trajectories that recorded none are grouped under ``null``."""
-    return "(no model recorded)" if m.get("model") is None else str(m["model"])
+    """A model row's name; trajectories that recorded none are grouped under ``null`` (NA)."""
+    return UNKNOWN if m.get("model") is None else str(m["model"])
 
 
 def model_value(m: dict[str, Any], key: str) -> Any:
@@ -84,13 +91,14 @@ def _model_part(
     # models stays readable; "unproductive" counts each turn once, whatever its kinds
     series = {
         k.replace("_", " "): [(m.get("behaviour_counts") or {}).get(k) for m in models]
-        for k in KINDS
+        for k in (*KINDS, "check_run")  # check runs: failed by design, not unproductive
     }
     plots = [
         bar_chart(
             [model_name(m).split("/")[-1] for m in models],
             series,
-            title="Unproductive turns by kind, per model (click: its trajectories)",
+            title="Unproductive turns by kind, and check runs (a failed run of a script the "
+            "agent wrote: by design, not unproductive), per model (click: its trajectories)",
             ylabel="turns",
             width=640 if len(models) <= 8 else 900,
             links=[f"#agent={model_name(m)}&flag=U" for m in models],

@@ -127,7 +127,10 @@ def details(summary: str, inner: str, *, open_: bool = False) -> str:
 
 
 def _shorten(v: Any, limit: int = 160) -> Any:
-    """Long strings (a system prompt among the arguments) cut to ``limit`` characters."""
+    """Long strings (a system prompt among the arguments) cut to ``limit`` characters; an
+    absolute local path shown by its last part (``…/demo``): a report names no local path."""
+    if isinstance(v, str) and v.startswith("/") and "\n" not in v and len(v) < 4096:
+        return "…/" + v.rstrip("/").rsplit("/", 1)[-1]
     if isinstance(v, str) and len(v) > limit:
         return v[:limit] + f"… ({len(v)} chars)"
     if isinstance(v, dict):

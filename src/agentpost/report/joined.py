@@ -38,10 +38,10 @@ def sections(run_dir: Path, found: Any, shards: Any) -> list[Section | None]:
     from agentpost.report.viewer_script import CSS
 
     data = rundata.from_found(run_dir, found)
-    first = str(run_dir / data.files[0]) if data.files else None
-    doc = verdict.verdict(
-        list(data.rows.values()), data.records, data.grades, trajectories=first, suite=data.suite
-    )
+    # commands name files relative to the folder holding the run directory (no local paths)
+    rows = [dict(r, file=f"{run_dir.name}/{r['file']}" if r.get("file") else None)
+            for r in data.rows.values()]  # fmt: skip
+    doc = verdict.verdict(rows, data.records, data.grades, suite=data.suite)
     view = viewer_section(data, shards)
     view.css = CSS
     docs = [compare(a, b, n_boot=500) for a, b in rundata.within_run_pairs(data)]

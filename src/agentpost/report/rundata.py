@@ -7,7 +7,10 @@ covers, so flags exist for any imported file), its SCVD record, its HERO turn ad
 for the security suite, the grades per (agent, task).
 
 An agent is told apart by model *and* run id: ``agent_key`` names the run whenever one model
-appears in more than one run, so two runs of one model are never pooled.
+appears in more than one run, so two runs of one model are never pooled. A trajectory id met in
+two files is read once (``trajectory.select.dedupe`` warns, saying whether the copies are
+identical); ``load(..., agents=, tasks=)`` keeps only those agents' and tasks' trajectories.
+A row's ``file`` is its trajectory file relative to the run directory.
 
 Layer: io.
 """
@@ -37,10 +40,14 @@ class RunData:
     suite: str | None = None  # the task suite the run used, when its run.json says
 
 
-def agent_key(model: str | None, run_id: str | None, multi_run: bool) -> str:
-    """The label an agent goes by: its model, plus its run id when the model ran more than once."""
-    name = model or "(no model recorded)"
-    return f"{name} [run {run_id}]" if multi_run and run_id else name
+def agent_key(
+    model: str | None, run_id: str | None, multi_run: bool, scaffold: str | None = None
+) -> str:
+    """The label an agent goes by (``trajectory.select.agent_label``): its model (else its
+    scaffold, else NA), plus its run id when the model ran more than once."""
+    from agentpost.trajectory.select import agent_label
+
+    return agent_label(model, scaffold, run_id, multi_run)
 
 
 def _turn_tokens(t: Trajectory) -> list[int | None]:
@@ -52,7 +59,11 @@ def _turn_tokens(t: Trajectory) -> list[int | None]:
     return out
 
 
-def _rows(trajs: list[Trajectory], docs: list[tuple[str, Any]]) -> dict[str, dict[str, Any]]:
+def _rows(
+    trajs: list[Trajectory], docs: list[tuple[str, Any]], every: list[Trajectory] | None = None
+) -> dict[str, dict[str, Any]]:
+    """Efficiency rows of ``trajs`` joined with their agent label and task; the labels are
+    those of ``every`` trajectory of the directory (a filter keeps ``[run ID]`` in them)."""
     from agentpost.hero.analyze import analyze
 
     rows: dict[str, dict[str, Any]] = {}
@@ -67,14 +78,14 @@ def _rows(trajs: list[Trajectory], docs: list[tuple[str, Any]]) -> dict[str, dic
     ids = {t.id for t in trajs}
     orphans = [r for i, r in rows.items() if i not in ids]  # efficiency rows without a file
     runs_of: dict[str | None, set] = {}
-    for model, run in [(t.model, t.run_id) for t in trajs] + [
+    for model, run in [(t.model or t.agent, t.run_id) for t in every or trajs] + [
         (r.get("model"), r.get("run_id")) for r in orphans
     ]:
         runs_of.setdefault(model, set()).add(run)
     for t in trajs:
         r = rows[t.id]
         r["turn_tokens"] = _turn_tokens(t)
-        r["agent"] = agent_key(t.model, t.run_id, len(runs_of[t.model]) > 1)
+        r["agent"] = agent_key(t.model, t.run_id, len(runs_of[t.model or t.agent]) > 1, t.agent)
         r["task_id"] = t.task_id or t.id
     for r in orphans:
         r["agent"] = agent_key(r.get("model"), r.get("run_id"), len(runs_of[r.get("model")]) > 1)
@@ -92,18 +103,37 @@ def _lines(path: Path) -> list[dict[str, Any]]:
     return out
 
 
-def load(run_dir: str | Path) -> RunData:
-    """Read ``run_dir``. Raises ``InputError`` when it is not a directory."""
+def load(
+    run_dir: str | Path, agents: list[str] | None = None, tasks: list[str] | None = None
+) -> RunData:
+    """Read ``run_dir`` (only ``agents``' and ``tasks``' trajectories when given). Raises
+    ``InputError`` when it is not a directory."""
     from agentpost.report.scan import scan
 
     run_dir = Path(run_dir).resolve()
-    return from_found(run_dir, scan(run_dir))
+    return from_found(run_dir, scan(run_dir), agents, tasks)
 
 
-def from_found(run_dir: Path, found: Any) -> RunData:
+def _selected(found: Any, agents: list[str] | None, tasks: list[str] | None) -> set[str] | None:
+    """The ids of the trajectories ``agents`` and ``tasks`` pick (None: no filter)."""
+    if not agents and not tasks:
+        return None
+    from agentpost.trajectory.select import select
+
+    every = [t for _, ts in found.files["trajectories"] for t in ts]
+    return {t.id for t in select(every, agents, tasks)}
+
+
+def from_found(
+    run_dir: Path, found: Any, agents: list[str] | None = None, tasks: list[str] | None = None
+) -> RunData:
     """The run data of a directory already scanned (``scan.Found``)."""
+    from agentpost.trajectory.select import dedupe
+
     data = RunData(name=run_dir.name)
     seen: set[str] = set()
+    found.files["trajectories"] = dedupe(found.files["trajectories"])
+    keep = _selected(found, agents, tasks)
     data.files = [rel for rel, _ in found.files["trajectories"]]
     for _, summary in found.files["run_summary"][:1]:
         args = (summary.get("producer") or {}).get("args") or {}
@@ -112,11 +142,14 @@ def from_found(run_dir: Path, found: Any) -> RunData:
     file_of: dict[str, str] = {}
     for rel, trajs in found.files["trajectories"]:
         for t in trajs:
-            if t.id not in seen:
+            if t.id not in seen and (keep is None or t.id in keep):
                 seen.add(t.id)
                 data.trajectories.append(t)
-                file_of[t.id] = str(run_dir / rel)
-    data.rows = _rows(data.trajectories, found.files["efficiency"])
+                file_of[t.id] = rel
+    every = [t for _, ts in found.files["trajectories"] for t in ts]
+    data.rows = _rows(data.trajectories, found.files["efficiency"], every)
+    if keep is not None:  # efficiency rows of trajectories left out stay out
+        data.rows = {i: r for i, r in data.rows.items() if i in keep}
     for i, r in data.rows.items():
         r["file"] = file_of.get(i)
     for _, recs in found.files["scvd_records"][:1]:
@@ -135,6 +168,8 @@ def from_found(run_dir: Path, found: Any) -> RunData:
     by_task_agent = {(t.task_id, t.agent): t.id for t in data.trajectories}
     for g in data.grades:
         g.setdefault("trajectory", by_task_agent.get((g.get("task_id"), g.get("agent"))))
+    if keep is not None:
+        data.grades = [g for g in data.grades if g.get("trajectory") in keep]
     # a graded security trajectory is judged by FuncPass/SecPass, not by a resolution it never
     # had: it stays in the viewer but leaves the terminal rows (else "resolves 0%")
     graded = {g["trajectory"] for g in data.grades if g.get("trajectory")}

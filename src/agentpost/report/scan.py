@@ -89,6 +89,16 @@ def classify_json(d: Any) -> str | None:
     return None
 
 
+def nothing_here(run_dir: Path, found: Found) -> InputError:
+    """The one-line error for a run directory with nothing to analyse: what it holds instead."""
+    n = len(found.unrecognised)
+    hint = (f"; it holds {n} file(s) agentpost does not read as results (raw scaffold logs? "
+            f"convert them first: agentpost import {run_dir} -o {run_dir}/trajectories.jsonl)"
+            if n else "")  # fmt: skip
+    return InputError(run_dir, None, "no canonical trajectories, efficiency rows or security "
+                      f"grades: nothing to analyse{hint}")  # fmt: skip
+
+
 def _first_line(path: Path) -> Any:
     from agentpost.trajectory.io import open_regular
 

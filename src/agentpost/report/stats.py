@@ -1,14 +1,20 @@
-"""Effect sizes and bootstrap intervals for the verdict and the run comparison.
+"""Effect sizes and intervals for the verdict and the run comparison.
 
+- ``rate_ci``: a rate (k of n) with its Wilson interval (``agentpost.intervals``).
 - ``mean_ci``: a statistic over units (trajectories) with a percentile bootstrap interval.
-- ``risk_difference``: P(resolved | behaviour) − P(resolved | no behaviour), bootstrap interval.
+- ``risk_difference``: P(resolved | behaviour) − P(resolved | no behaviour), with Newcombe's
+  interval for a difference of two independent rates.
 - ``paired_bootstrap``: the difference B − A of a statistic over two runs whose units are paired
   by a key (the task): each replicate draws the shared keys with replacement and evaluates the
   statistic on each side's items for those keys, so task difficulty cancels out of the delta.
+  ``unpaired_sums`` is the fallback when the runs share too few keys: each side is resampled on
+  its own (a two-sample bootstrap), so the interval carries task-to-task variation too.
 
-All intervals are 95% percentile intervals over replicates where the statistic is defined
-(``None`` values are skipped); ``None`` when fewer than 2 replicates are defined. Seeds make every
-number reproducible. The statistic is any function of a list of items, so ratio metrics (TRS, a
+Bootstrap intervals are 95% percentile intervals over replicates where the statistic is defined
+(``None`` values are skipped); ``None`` when fewer than 2 replicates are defined. Every result
+carrying an interval also carries ``ci_note``: when there is no interval, why (too few units
+below ``intervals.MIN_N``, or zero width: a "95% CI 100% to 100%" is never shown). Seeds make
+every number reproducible. The statistic is any function of a list of items, so ratio metrics (TRS, a
 share of turns, the SCVD ratios) are recomputed on each replicate instead of averaging per-task
 ratios, which would weight short tasks as much as long ones.
 
@@ -21,6 +27,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
+
+from agentpost.intervals import checked, newcombe, wilson
 
 T = TypeVar("T")
 Stat = Callable[[list[Any]], float | None]
@@ -70,29 +78,39 @@ def mean_ci(
     return {"value": value, "ci": interval(reps), "n": len(items)}
 
 
+def rate_ci(k: float, n: int, unit: str = "runs") -> dict[str, Any]:
+    """``{"value", "ci", "ci_note", "n"}`` of the rate k / n with its Wilson interval (none
+    below ``intervals.MIN_N`` units: the note says too few)."""
+    if n <= 0:
+        return {"value": None, "ci": None, "ci_note": None, "n": 0}
+    ci, note = checked(wilson(k, n), n, unit)
+    return {"value": k / n, "ci": ci, "ci_note": note, "n": n}
+
+
 def risk_difference(
     with_flag: Sequence[bool], without_flag: Sequence[bool], *, n_boot: int, seed: int
 ) -> dict[str, Any]:
     """Resolution rate of the runs with a behaviour minus that of the runs without it.
 
     Inputs are the ``resolved`` outcomes of each side. ``value`` is None when a side is empty
-    (the behaviour is in every run, or in none: there is nothing to contrast)."""
+    (the behaviour is in every run, or in none: there is nothing to contrast). The interval is
+    Newcombe's (from the two Wilson intervals; ``n_boot`` and ``seed`` are kept for the callers'
+    signature and unused), none below ``intervals.MIN_N`` runs in all."""
+    del n_boot, seed  # a closed form: nothing is resampled
     a = np.asarray(with_flag, dtype=float)
     b = np.asarray(without_flag, dtype=float)
     out: dict[str, Any] = {
         "value": None,
         "ci": None,
+        "ci_note": None,
         "n_with": int(a.size),
         "n_without": int(b.size),
     }
     if a.size == 0 or b.size == 0:
         return out
     out["value"] = float(a.mean() - b.mean())
-    if n_boot > 0:
-        rng = np.random.default_rng(seed)
-        ra = a[rng.integers(0, a.size, size=(n_boot, a.size))].mean(axis=1)
-        rb = b[rng.integers(0, b.size, size=(n_boot, b.size))].mean(axis=1)
-        out["ci"] = interval((ra - rb).tolist())
+    ci = newcombe(int(a.sum()), int(a.size), int(b.sum()), int(b.size))
+    out["ci"], out["ci_note"] = checked(ci, int(a.size + b.size), "runs")
     return out
 
 
@@ -175,28 +193,34 @@ def _replicates(cols: np.ndarray, f: SumStat, n_boot: int, rng: np.random.Genera
     return np.concatenate(out) if out else np.empty(0)
 
 
-def sums_ci(cols: np.ndarray, f: SumStat, *, n_boot: int, seed: int) -> dict[str, Any]:
-    """``{"value", "ci", "n"}`` of ``f`` over items with columns ``cols`` (n, m), resampling
-    items; the vectorised ``mean_ci``."""
+def sums_ci(
+    cols: np.ndarray, f: SumStat, *, n_boot: int, seed: int, unit: str = "runs"
+) -> dict[str, Any]:
+    """``{"value", "ci", "ci_note", "n"}`` of ``f`` over items with columns ``cols`` (n, m),
+    resampling items; the vectorised ``mean_ci``. No interval below ``intervals.MIN_N`` items or
+    of zero width (``ci_note`` says which)."""
     n = int(cols.shape[0])
     if n == 0:
-        return {"value": None, "ci": None, "n": 0}
+        return {"value": None, "ci": None, "ci_note": None, "n": 0}
     value = _value(float(f(cols.sum(axis=0))))
     if value is None or n_boot <= 0:
-        return {"value": value, "ci": None, "n": n}
+        note = None if value is None else "no interval (--bootstrap 0)"
+        return {"value": value, "ci": None, "ci_note": note, "n": n}
     reps = _replicates(cols, f, n_boot, np.random.default_rng(seed))
-    return {"value": value, "ci": interval([_value(x) for x in reps]), "n": n}
+    ci, note = checked(interval([_value(x) for x in reps]), n, unit)
+    return {"value": value, "ci": ci, "ci_note": note, "n": n}
 
 
 def paired_sums(
     a: dict[str, np.ndarray], b: dict[str, np.ndarray], f: SumStat, *, n_boot: int, seed: int
 ) -> dict[str, Any]:
     """``f(B) − f(A)`` over shared keys, each side's items summed per key (``a[key]`` (m,)),
-    with a paired bootstrap over keys; the vectorised ``paired_bootstrap``."""
+    with a paired bootstrap over keys; the vectorised ``paired_bootstrap``. No interval below
+    ``intervals.MIN_N`` pairs or of zero width (``ci_note`` says which)."""
     keys = sorted(set(a) & set(b))
     out: dict[str, Any] = {
-        "a": None, "b": None, "delta": None, "ci": None, "pairs": len(keys),
-        "only_a": len(set(a) - set(b)), "only_b": len(set(b) - set(a)),
+        "a": None, "b": None, "delta": None, "ci": None, "ci_note": None, "pairs": len(keys),
+        "only_a": len(set(a) - set(b)), "only_b": len(set(b) - set(a)), "paired": True,
     }  # fmt: skip
     if not keys:
         return out
@@ -214,5 +238,33 @@ def paired_sums(
         for start in range(0, n_boot, CHUNK):
             counts = draw_counts(rng, min(CHUNK, n_boot - start), k)  # (chunk, K)
             reps.append(f(counts @ kb) - f(counts @ ka))
-        out["ci"] = interval([_value(x) for x in np.concatenate(reps)])
+        ci = interval([_value(x) for x in np.concatenate(reps)])
+        out["ci"], out["ci_note"] = checked(ci, k, "tasks paired")
+    return out
+
+
+def unpaired_sums(
+    a: dict[str, np.ndarray], b: dict[str, np.ndarray], f: SumStat, *, n_boot: int, seed: int
+) -> dict[str, Any]:
+    """``f(B) − f(A)`` over every key of each side, with a two-sample bootstrap: each side's
+    keys are redrawn on their own. The fallback for runs that share too few tasks to pair;
+    task-to-task variation then stays in the interval (it is wider than a paired one)."""
+    out: dict[str, Any] = {
+        "a": None, "b": None, "delta": None, "ci": None, "ci_note": None, "pairs": 0,
+        "only_a": len(a), "only_b": len(b), "paired": False,
+    }  # fmt: skip
+    if not a or not b:
+        return out
+    ka, kb = np.stack(list(a.values())), np.stack(list(b.values()))
+    va, vb = _value(float(f(ka.sum(axis=0)))), _value(float(f(kb.sum(axis=0))))
+    out["a"], out["b"] = va, vb
+    if va is None or vb is None:
+        return out
+    out["delta"] = vb - va
+    if n_boot > 0:
+        rng = np.random.default_rng(seed)
+        ra = _replicates(ka, f, n_boot, rng)
+        rb = _replicates(kb, f, n_boot, rng)
+        ci = interval([_value(x) for x in rb - ra])
+        out["ci"], out["ci_note"] = checked(ci, min(len(a), len(b)), "tasks a side")
     return out

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from agentpost.intervals import UNKNOWN
 from agentpost.report.html import Section, capped, details, not_run, note, producer_line, table
 from agentpost.report.svg import bar_chart, line_chart, top_n
 from agentpost.trajectory.model import Trajectory
@@ -24,7 +25,7 @@ MAX_BARS = 40  # per-trajectory chart: the top 40 by tokens and one "others" bar
 
 
 def _label(t: Trajectory) -> str:
-    who = (t.model or t.agent or "?").split("/")[-1]
+    who = (t.model or t.agent or UNKNOWN).split("/")[-1]
     return f"{t.task_id or t.id}/{who}"
 
 
@@ -114,7 +115,7 @@ def _per_turn_chart(trajs: Sequence[Trajectory]) -> str:
     series: dict[str, list[tuple[float, float]]] = {}
     by_model: dict[str, list[Trajectory]] = {}
     for t in trajs:
-        by_model.setdefault(t.model or t.agent or "?", []).append(t)
+        by_model.setdefault(t.model or t.agent or UNKNOWN, []).append(t)
     if len(trajs) <= MAX_LINES:
         series = {_label(t): [(float(i), v) for i, v in _turn_total(t)] for t in trajs}
         title = "Tokens per turn (input + output of each model call)"
@@ -162,7 +163,7 @@ def _charts(files: Sequence[tuple[str, Sequence[Trajectory]]], with_usage: list[
                 f"and the mean of the other {len(with_usage) - MAX_BARS}; the viewer lists all."
             )
         )
-    models = {t.model or t.agent or "?" for t in with_usage}
+    models = {t.model or t.agent or UNKNOWN for t in with_usage}
     if len(with_usage) > MAX_LINES and len(models) > MAX_LINES:
         parts.append(
             note(f"The per-turn chart shows the first {MAX_LINES} of {len(models)} models.")

@@ -15,21 +15,27 @@ Per agent and HERO behaviour (spec b.8: repeated call, over-exploration, tool er
 
 Behaviours are ranked by token share. SCVD adds two gaps from the judged records: candidates
 left unverified (I_c = 1, I_v = 0) and wrong candidates whose verification did not flag an error
-(y_c = 0, z ≠ error). Security adds the security gap FuncPass − SecPass. The signal to build next
-is the method whose gap (all are shares of something, 0..1) is largest; the verdict names the
-gap so a reader can disagree with the rule.
+(y_c = 0, z ≠ error). Security adds the security gap FuncPass − SecPass. What to build next is
+``report.advice``'s rule (the largest gap the data measured and can act on; a gap not measured
+says so and names the command that measures it).
+
+Intervals (``agentpost.intervals``): rates (resolution, the SCVD shares, FuncPass, SecPass) get
+Wilson intervals, the resolved-with-minus-without difference Newcombe's; token shares and mean
+tokens a bootstrap over trajectories. Below ``intervals.MIN_N`` units, or at zero width, there
+is no interval and ``*_ci_note`` says why.
 
 Layer: pure.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
 
 import numpy as np
 
-from agentpost.report.stats import mean_columns, ratio, risk_difference, sums_ci
+from agentpost.intervals import RESAMPLES
+from agentpost.report import advice
+from agentpost.report.stats import mean_columns, rate_ci, ratio, risk_difference, sums_ci
 
 FORMAT = "agentpost.verdict/1"
 BEHAVIOURS = {
@@ -38,23 +44,10 @@ BEHAVIOURS = {
     "over_exploration": ("O", "over-exploration",
                          "part of a run of 15 or more read-only turns without an edit"),
     "tool_error": ("E", "tool errors",
-                   "a call failed: error output, a non-zero exit or a timeout"),
+                   "a call failed (error output, a non-zero exit or a timeout), other than a run "
+                   "of a script the agent wrote (a check run, failing by design)"),
 }  # fmt: skip
-SIGNALS = {
-    "hero": (
-        "HERO (hierarchical efficiency RL advantage)",
-        "agentpost hero advantages TRAJECTORIES.jsonl --export trl -o hero_trl.jsonl",
-    ),
-    "scvd": (
-        "SCVD (student-conditioned verification distillation)",
-        "agentpost scvd collect TRAJECTORIES.jsonl --suite SUITE -o scvd/",
-    ),
-    "securevibe": (
-        "SecureVibe (security planning and testing SFT / GRPO)",
-        "agentpost security route --suite secure",
-    ),
-}
-MIN_GAP = 0.05  # below this no signal is recommended: the agent has no gap worth a training run
+MIN_GAP = advice.MIN_GAP
 MIN_COVERAGE = 0.9  # shares are of tokens only when this share of turns reports its tokens
 
 
@@ -112,6 +105,7 @@ def behaviour(rows: list[dict[str, Any]], kind: str, *, n_boot: int, seed: int) 
         "share_of": "tokens" if has_tokens else "turns",
         "share": share["value"],
         "share_ci": share["ci"],
+        "share_ci_note": share["ci_note"],
         "prevalence": hit / len(rows) if rows else None,
         "resolved_diff": risk_difference(with_b, without, n_boot=n_boot, seed=seed),
         "examples": _examples(rows, letter),
@@ -126,8 +120,8 @@ def _scvd(rows: list[dict[str, Any]], records: dict[str, dict], n_boot: int, see
         return None
     cands = [dict(i, unverified=int(i.get("I_v") is False)) for i in items if i.get("I_c")]
     wrong = [dict(i, missed=int(i.get("z") != "error")) for i in cands if i.get("y_c") == 0]
-    unv = sums_ci(mean_columns([i["unverified"] for i in cands]), ratio, n_boot=n_boot, seed=seed)
-    mis = sums_ci(mean_columns([i["missed"] for i in wrong]), ratio, n_boot=n_boot, seed=seed)
+    unv = rate_ci(sum(i["unverified"] for i in cands), len(cands), "candidates")
+    mis = rate_ci(sum(i["missed"] for i in wrong), len(wrong), "wrong candidates")
 
     def ex(pool: list[dict], key: str) -> list[dict]:
         return [{"id": i["id"], "turn": i.get("step")} for i in pool if i.get(key)][:3]
@@ -136,36 +130,18 @@ def _scvd(rows: list[dict[str, Any]], records: dict[str, dict], n_boot: int, see
         "records": len(items),
         "candidates": len(cands),
         "unverified": unv["value"], "unverified_ci": unv["ci"],
+        "unverified_ci_note": unv["ci_note"],
         "wrong_candidates": len(wrong),
         "missed_errors": mis["value"], "missed_errors_ci": mis["ci"],
+        "missed_errors_ci_note": mis["ci_note"],
         "examples_unverified": ex(cands, "unverified"),
         "examples_missed": ex(wrong, "missed"),
     }  # fmt: skip
 
 
-def _signal(
-    gaps: dict[str, float | None], group_size: int = 2, outcomes: bool = True
-) -> dict[str, Any]:
-    known = {k: v for k, v in gaps.items() if v is not None}
-    hero = known.pop("hero", None) if not outcomes else None
-    if hero is not None and hero >= MIN_GAP and (not known or max(known.values()) < hero):
-        return {"method": None, "gaps": gaps, "why": "no run records whether it resolved its "
-                "task, and the HERO advantage needs that outcome: grade the runs first (agentpost "
-                "replay --suite SUITE, or agentpost run on a suite)"}  # fmt: skip
-    if not known or max(known.values()) < MIN_GAP:
-        return {"method": None, "why": f"no gap reaches {MIN_GAP:.0%}", "gaps": gaps}
-    method = max(known, key=lambda k: known[k])
-    title, command = SIGNALS[method]
-    why = f"its gap ({known[method]:.0%}) is the largest of {len(known)} measured"
-    if method == "hero" and group_size < 2:  # a HERO group needs G >= 2 rollouts of a task
-        command += " --pool-agents"
-        why += ("; with one rollout per task the groups pool every agent's rollouts of a task "
-                "(record 2 or more per task, agentpost run -G N, for groups of this agent alone)")  # fmt: skip
-    return {"method": method, "title": title, "command": command, "gaps": gaps, "why": why}
-
-
-def terminal_agent(rows, records, *, n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
-    res = sums_ci(mean_columns([r.get("resolved") for r in rows]), ratio, n_boot=n_boot, seed=seed)
+def terminal_agent(rows, records, *, n_boot: int = RESAMPLES, seed: int = 0) -> dict[str, Any]:
+    known = [bool(r["resolved"]) for r in rows if r.get("resolved") is not None]
+    res = rate_ci(sum(known), len(known), "runs")
     tok = sums_ci(mean_columns([r.get("tokens") for r in rows]), ratio, n_boot=n_boot, seed=seed)
     behaviours = [behaviour(rows, k, n_boot=n_boot, seed=seed) for k in BEHAVIOURS]
     behaviours.sort(key=lambda b: -(b["share"] or 0.0))
@@ -176,32 +152,50 @@ def terminal_agent(rows, records, *, n_boot: int = 1000, seed: int = 0) -> dict[
     if token_coverage(rows) < MIN_COVERAGE or np.isnan(with_tokens):
         with_tokens = np.nan  # too few turns report tokens: the share of turns stands in
     hero_gap = unprod["value"] if np.isnan(with_tokens) else float(with_tokens)
-    outcomes = any(r.get("resolved") is not None for r in rows)
-    gaps = {"hero": hero_gap,
-            "scvd": max((scvd or {}).get("unverified") or 0.0,
-                        (scvd or {}).get("missed_errors") or 0.0) if scvd else None}  # fmt: skip
     return {
         "agent": rows[0]["agent"],
         "file": rows[0].get("file"),
         "kind": "terminal",
         "trajectories": len(rows),
         "resolution_rate": res["value"], "resolution_ci": res["ci"],
+        "resolution_ci_note": res["ci_note"], "resolution_n": res["n"],
         "mean_tokens": tok["value"], "mean_tokens_ci": tok["ci"],
+        "mean_tokens_ci_note": tok["ci_note"],
         "unproductive_turn_rate": unprod["value"],
         "unproductive_token_share": hero_gap,
         "unproductive_share_of": "turns" if np.isnan(with_tokens) else "tokens",
         "behaviours": behaviours,
+        # failed runs of scripts the agent wrote (reproductions, checks): by design, shown apart
+        "check_runs": {"turns": sum("C" in f for r in rows for f in r.get("turn_flags") or []),
+                       "runs": sum(any("C" in f for f in r.get("turn_flags") or []) for r in rows)},
         "verification": scvd,
-        "signal": _signal(gaps, max(Counter(str(r.get("task_id")) for r in rows).values()),
-                          outcomes),
+        "gaps": {"hero": hero_gap,
+                 "scvd": max(scvd.get("unverified") or 0.0, scvd.get("missed_errors") or 0.0)
+                 if scvd else None},
     }  # fmt: skip
 
 
+def _terminal_signal(a: dict[str, Any], file_rows: list[dict], file: str | None,
+                     suite: str | None) -> dict[str, Any]:  # fmt: skip
+    """The advice for one terminal agent; ``file_rows``: every row of its trajectory file."""
+    cmds = advice.commands(a["agent"], file, suite)
+    grouping, why = advice.hero_groups(file_rows, a["agent"])
+    blocked = {"hero": why} if grouping is None else {}
+    if grouping == "pooled":
+        cmds["hero"] += " --pool-agents"
+    sig = advice.signal(a.pop("gaps"), cmds, blocked=blocked, agent=a["agent"])
+    if sig["method"] == "hero" and grouping == "pooled":
+        sig["why"] += ("; with one rollout per task, each group pools every agent's rollouts of "
+                       "a task (2 or more rollouts per task of this agent make groups of its own)")  # fmt: skip
+    return sig
+
+
 def security_agent(agent: str, grades: list[dict[str, Any]], *, n_boot: int, seed: int) -> dict:
+    del n_boot, seed  # FuncPass and SecPass are rates: Wilson intervals, nothing resampled
     items = [dict(g, f=int(bool(g.get("func"))), s=int(bool(g.get("sec")))) for g in grades
              if not g.get("aborted")]  # fmt: skip
-    fp = sums_ci(mean_columns([g["f"] for g in items]), ratio, n_boot=n_boot, seed=seed)
-    sp = sums_ci(mean_columns([g["s"] for g in items]), ratio, n_boot=n_boot, seed=seed)
+    fp = rate_ci(sum(g["f"] for g in items), len(items), "tasks")
+    sp = rate_ci(sum(g["s"] for g in items), len(items), "tasks")
     gap = (
         (fp["value"] - sp["value"]) if fp["value"] is not None and sp["value"] is not None else None
     )
@@ -211,11 +205,15 @@ def security_agent(agent: str, grades: list[dict[str, Any]], *, n_boot: int, see
         "agent": agent,
         "kind": "security",
         "tasks": len(items),
-        "func_pass": fp["value"], "func_pass_ci": fp["ci"],
-        "sec_pass": sp["value"], "sec_pass_ci": sp["ci"],
+        "func_pass": fp["value"], "func_pass_ci": fp["ci"], "func_pass_ci_note": fp["ci_note"],
+        "sec_pass": sp["value"], "sec_pass_ci": sp["ci"], "sec_pass_ci_note": sp["ci_note"],
         "security_gap": gap,
         "examples_insecure": insecure[:3],
-        "signal": _signal({"securevibe": gap}),
+        "signal": advice.signal(
+            {"securevibe": gap},
+            {"securevibe": advice.security_command(
+                agent, sorted({str(g.get("task_id")) for g in items if g.get("task_id")}))},
+            agent=agent),
     }  # fmt: skip
 
 
@@ -224,26 +222,29 @@ def verdict(
     records: dict[str, dict[str, Any]],
     grades: list[dict[str, Any]],
     *,
-    n_boot: int = 1000,
+    n_boot: int = RESAMPLES,
     seed: int = 0,
     trajectories: str | None = None,
     suite: str | None = None,
 ) -> dict[str, Any]:
-    """The ``agentpost.verdict/1`` document (without its producer). ``trajectories``: the
-    trajectory file the signal commands should name (else they say TRAJECTORIES.jsonl)."""
+    """The ``agentpost.verdict/1`` document (without its producer). A row's ``file`` (the
+    trajectory file holding it, as the commands should name it) wins over ``trajectories``
+    (else the commands carry a ``<trajectories.jsonl>`` placeholder); ``suite``: the suite
+    the run used (else a placeholder)."""
     by_agent: dict[str, list[dict]] = {}
+    by_file: dict[Any, list[dict]] = {}
     for r in rows:
         by_agent.setdefault(str(r["agent"]), []).append(r)
+        by_file.setdefault(r.get("file") or trajectories, []).append(r)
     by_sec: dict[str, list[dict]] = {}
     for g in grades:
         by_sec.setdefault(str(g["agent"]), []).append(g)
-    agents = [terminal_agent(rs, records, n_boot=n_boot, seed=seed) for rs in by_agent.values()]
+    agents = []
+    for rs in by_agent.values():
+        a = terminal_agent(rs, records, n_boot=n_boot, seed=seed)
+        where = a.pop("file", None) or trajectories
+        a["signal"] = _terminal_signal(a, by_file.get(where, rs), where, suite)
+        agents.append(a)
     agents += [security_agent(a, gs, n_boot=n_boot, seed=seed) for a, gs in by_sec.items()]
     agents.sort(key=lambda a: (a["kind"] != "terminal", a["agent"]))
-    for a in agents:
-        sig, where = a["signal"], a.pop("file", None) or trajectories
-        if where and sig.get("command"):
-            sig["command"] = sig["command"].replace("TRAJECTORIES.jsonl", where)
-        if suite and sig.get("command"):
-            sig["command"] = sig["command"].replace("--suite SUITE", f"--suite {suite}")
     return {"format": FORMAT, "agents": agents, "n_boot": n_boot, "seed": seed}

@@ -181,8 +181,11 @@ def _write(proc: subprocess.Popen, sel: selectors.BaseSelector, pending):
     return pending
 
 
-def kill_group(proc: subprocess.Popen) -> None:
-    """SIGKILL the process group ``proc`` leads (it was started with ``start_new_session``)."""
+def kill_group(proc: subprocess.Popen | None) -> None:
+    """SIGKILL the process group ``proc`` leads (it was started with ``start_new_session``);
+    nothing when it never started (Ctrl-C while it was being started)."""
+    if proc is None:
+        return
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except ProcessLookupError:

@@ -20,6 +20,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from itertools import permutations
 
+from agentpost.intervals import wilson as score
 from agentpost.scvd.records import Annotation
 
 FIELDS3 = ("candidate_formed", "verification_triggered", "z")
@@ -104,18 +105,13 @@ def judge_report(
     }
 
 
-def wilson(k: int, n: int, z: float = 1.959964) -> list[float] | None:
-    """95% Wilson score interval for k successes in n trials ([low, high]; None when n = 0).
-    Wilson rather than the normal interval: it stays inside [0, 1] and is sane at k = 0 or n,
+def wilson(k: int, n: int) -> list[float] | None:
+    """95% Wilson score interval for k successes in n trials ([low, high], 4 decimals; None when
+    n = 0): ``agentpost.intervals.wilson``. It stays inside [0, 1] and is sane at k = 0 or n,
     which small calibration sets hit often. Pooled accuracy treats its 3n decisions as
     independent, so its interval is narrower than the trajectory-level truth."""
-    if n <= 0:
-        return None
-    p = k / n
-    den = 1 + z * z / n
-    mid = (p + z * z / (2 * n)) / den
-    half = z * ((p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5) / den
-    return [round(max(0.0, mid - half), 4), round(min(1.0, mid + half), 4)]
+    ci = score(k, n)
+    return None if ci is None else [round(ci[0], 4), round(ci[1], 4)]
 
 
 def krippendorff_alpha(units: Sequence[Sequence]) -> float | None:

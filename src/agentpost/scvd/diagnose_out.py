@@ -56,7 +56,7 @@ def _incomplete(doc: dict[str, Any]) -> list[str]:
     if missing:
         shown = ", ".join(repr(t) for t in missing[:5]) + (", ..." if len(missing) > 5 else "")
         out.append(f"Tasks not in the suite ({len(missing)}): {shown}; pass the suite that holds "
-                   "them with --tasks.")  # fmt: skip
+                   "them with --suite.")  # fmt: skip
     return out
 
 

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from agentpost.intervals import MIN_N, RESAMPLES
 from agentpost.scvd.records import MetricRecord, normalise_z
 from agentpost.scvd.records import from_dicts as from_dicts  # the CLI's entry point
 
@@ -145,7 +146,7 @@ def compute(
     records: Sequence[MetricRecord],
     *,
     ica_population: str = "valid_yc",
-    n_boot: int = 1000,
+    n_boot: int = RESAMPLES,
     seed: int = 0,
 ) -> dict:
     """Per-run, per-model and macro metrics, pooled counts, coverage, CIs and Pearson r."""
@@ -233,7 +234,9 @@ def pearson_rsr(per_model: dict[str, dict]) -> dict:
 
 
 def bootstrap(masks, strata, *, n_boot: int, seed: int) -> dict:
-    """95% percentile intervals for per-model and macro values: {"macro": {metric: [lo, hi]}}."""
+    """95% percentile intervals for per-model and macro values: {"macro": {metric: [lo, hi]}};
+    none for a model with fewer than ``intervals.MIN_N`` trajectories (nor for the macro when
+    all models together have fewer), nor of zero width."""
     rng = np.random.default_rng(seed)
     per_run = {}
     for m, runs in strata.items():
@@ -242,17 +245,23 @@ def bootstrap(masks, strata, *, n_boot: int, seed: int) -> dict:
             draw = idx[rng.integers(0, len(idx), size=(n_boot, len(idx)))]
             per_run[m][r] = _stratum_values(masks, draw)
     per_model, macro = _aggregate(per_run)
+    n = {m: sum(len(idx) for idx in runs.values()) for m, runs in strata.items()}
+
+    def cis(d: dict, units: int) -> dict:
+        return with_aliases({k: _interval(v) if units >= MIN_N else None for k, v in d.items()})
+
     return {
-        "level": 0.95, "n_boot": n_boot, "seed": seed,
-        "macro": with_aliases({k: _interval(v) for k, v in macro.items()}),
-        "per_model": {m: with_aliases({k: _interval(v) for k, v in d.items()})
-                      for m, d in per_model.items()},
+        "level": 0.95, "n_boot": n_boot, "seed": seed, "min_n": MIN_N,
+        "macro": cis(macro, sum(n.values())),
+        "per_model": {m: cis(d, n.get(m, 0)) for m, d in per_model.items()},
     }  # fmt: skip
 
 
 def _interval(x: np.ndarray) -> list[float] | None:
+    """The 95% percentile interval of the defined replicates; None when none is defined or it
+    has zero width (every resample agrees: never shown as a 95% CI)."""
     x = x[~np.isnan(x)]
     if x.size == 0:
         return None
     lo, hi = np.percentile(x, [2.5, 97.5])
-    return [float(lo), float(hi)]
+    return [float(lo), float(hi)] if hi - lo > 1e-12 else None

@@ -32,6 +32,7 @@ from typing import Any
 
 from agentpost.config_checks import at_least, check, one_of
 from agentpost.documents.formats import producer
+from agentpost.intervals import RESAMPLES
 from agentpost.judges.ask import MAX_REASKS
 from agentpost.judges.config import HEURISTIC_CAVEAT, Panel
 from agentpost.replay import snapshots
@@ -66,7 +67,7 @@ CACHED_REPLAY = (
 @dataclass
 class DiagnoseOptions:
     ica_population: str = "valid_yc"
-    n_boot: int = 1000
+    n_boot: int = RESAMPLES
     seed: int = 0
     replay_concurrency: int = 2
     backend: str = "bwrap"

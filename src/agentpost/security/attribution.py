@@ -25,6 +25,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from agentpost.intervals import wilson as score
 from agentpost.security.model import BEHAVIOURS, LABELS
 
 FORMAT = "agentpost.security.attribution/1"
@@ -52,15 +53,11 @@ def is_labelled(rec: Mapping[str, Any]) -> bool:
     return all(rec.get(b) is not None for b in BEHAVIOURS)
 
 
-def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float] | None:
-    """Wilson score interval for k successes of n; None when n = 0."""
-    if n == 0:
-        return None
-    p = k / n
-    den = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / den
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
-    return (max(0.0, centre - half), min(1.0, centre + half))
+def wilson(k: int, n: int) -> tuple[float, float] | None:
+    """95% Wilson score interval for k successes of n (``agentpost.intervals.wilson``); None
+    when n = 0."""
+    ci = score(k, n)
+    return None if ci is None else (ci[0], ci[1])
 
 
 def _rate(k: int, n: int) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from agentpost.security.grade import grade_candidate
 from agentpost.security.metrics import per_cwe, summary
 from agentpost.security.model import BEHAVIOURS, Grade, SecurityTask
 from agentpost.security.patch import is_test_path
-from agentpost.security.scripted import AGENTS, FINAL_BOUNDS, materialise, run_scripted
+from agentpost.security.scripted import AGENTS, FINAL_BOUNDS, label, materialise, run_scripted
 from agentpost.security.suite import MARKERS, load_data
 from agentpost.trajectory.model import Outcome, Trajectory
 
@@ -219,7 +219,9 @@ def scripted_demo(
         "grades": [{"agent": r[3]["agent"], **r[1].to_json()} for r in results],
         "annotations": [r[2] for r in results],
         "labels": labels,
-        "metrics": {a: summary([s for s in samples if s["agent"] == a]) for a in agents},
+        "metrics": {
+            label(a): summary([s for s in samples if s["agent"] == label(a)]) for a in agents
+        },  # fmt: skip
         "per_cwe": per_cwe(samples),
         "attribution": attribute(labels),
     }

@@ -40,14 +40,24 @@ AGENTS = ("secure-minded", "functional-only")
 ALL_AGENTS = (*AGENTS, "generic-tester", "mixed")
 
 
+PREFIX = "scripted/"  # every scripted policy goes by scripted/<name>, as `agentpost run`'s do
+
+
+def label(agent: str) -> str:
+    """The name a scripted agent goes by in trajectories, grades and reports: ``scripted/<name>``."""
+    return agent if agent.startswith(PREFIX) else PREFIX + agent
+
+
 def choose_agents(names: list[str] | None) -> tuple[str, ...]:
-    """``names`` as a tuple (``AGENTS`` when empty or None); ValueError for an unknown name."""
-    bad = set(names or ()) - set(ALL_AGENTS)
+    """``names`` (bare or ``scripted/``-prefixed) as a tuple of bare names (``AGENTS`` when empty
+    or None); ValueError for an unknown name."""
+    bare = [n.removeprefix(PREFIX) for n in names or ()]
+    bad = set(bare) - set(ALL_AGENTS)
     if bad:
         raise ValueError(
             f"unknown agents {', '.join(sorted(bad))}; choose from {', '.join(ALL_AGENTS)}"
         )
-    return tuple(names or AGENTS)
+    return tuple(bare or AGENTS)
 
 
 SPEC_ENV = {"PYTHONDONTWRITEBYTECODE": "1"}
@@ -174,9 +184,7 @@ def run_scripted(
 
     if agent not in ALL_AGENTS:
         raise ValueError(f"unknown scripted agent {agent!r}; choose from {', '.join(ALL_AGENTS)}")
-    model = ScriptedModel(
-        script(task, agent, cwe_names), name=f"scripted-{agent}", estimate_usage=False
-    )
+    model = ScriptedModel(script(task, agent, cwe_names), name=label(agent), estimate_usage=False)
     with backend.create(SandboxSpec(env=SPEC_ENV)) as sb:
         sb.put_dir(str(task.environment_dir), "/app")
         loop = AgentLoop(model, sb, LoopConfig(step_limit=20, command_timeout_s=60))
@@ -184,7 +192,7 @@ def run_scripted(
             task.instruction, task_id=task.id, traj_id=f"{task.id}--{agent}", run_id=run_id
         )
         traj.metadata["final_files"] = final_files(sb)
-    traj.agent = agent
+    traj.agent = label(agent)
     return traj
 
 

@@ -79,12 +79,14 @@ def import_to_file(
     keep_raw: bool = False,
     workers: int = 1,
     skip_hidden: bool = False,
+    run_id: str | None = None,
 ) -> ImportSummary:
     """Import every trajectory file under ``paths`` into ``out`` (streamed, written atomically).
     Raises ``InputError`` for an unknown ``fmt`` or when no file is found; bad files are counted
     in ``errors`` and the good ones are still written. ``coverage`` adds up, per source format,
     what the files held (``trajectory.coverage``); ``warnings`` says, per file, what was only
-    partly understood. ``skip_hidden`` leaves dot-folders under ``paths`` out of the walk."""
+    partly understood. ``skip_hidden`` leaves dot-folders under ``paths`` out of the walk.
+    ``run_id`` (``import --name``) names the source: every trajectory gets it as its run id."""
     from agentpost.trajectory.importers import get_importer
     from agentpost.trajectory.importing import SUFFIXES, ImportReport, iter_files, iter_import
     from agentpost.trajectory.io import write_jsonl
@@ -102,6 +104,8 @@ def import_to_file(
 
     def counted():
         for t in iter_import(files, report, fmt, keep_raw, workers):
+            if run_id is not None:
+                t.run_id = run_id
             key = t.source.format if t.source else "agentpost"  # written by agentpost itself
             formats[key] = formats.get(key, 0) + 1
             n = coverage(t)

@@ -65,7 +65,10 @@ def iter_files(
     dot-folders included: the scaffolds' own stores are ``.claude``, ``.codex``,
     ``.openhands`` (``skip_hidden`` leaves every dot-folder and dot-file out). ``exclude`` (the
     output file) is left out of folder walks, so importing a folder into a file inside it never
-    re-imports the previous output."""
+    re-imports the previous output. A file reached twice (named twice, or under two
+    overlapping folders such as ``DIR`` and ``DIR/sub``) is imported once, with a warning."""
+    from agentpost.trajectory.select import unique_files
+
     skip = exclude.resolve() if exclude is not None else None
     out: list[Path] = []
     for p in paths:
@@ -80,7 +83,7 @@ def iter_files(
             )
         else:
             out.append(p)
-    return out
+    return unique_files(out)
 
 
 def _read_events(files: list[Path]) -> list[tuple[Path, Any]]:

@@ -32,6 +32,20 @@ LIMITS = {
 }
 
 
+PIPE_WIDTH = 1000  # columns of a table printed to a file or a pipe: never cut at 80
+
+
+def console(stderr: bool = False) -> Console:
+    """The console every table goes to: the terminal's width on a terminal; on a pipe or a
+    file (no terminal, no ``COLUMNS``) wide enough that no table is cut or wrapped at 80."""
+    import os
+    import sys
+
+    stream = sys.stderr if stderr else sys.stdout
+    wide = not stream.isatty() and not os.environ.get("COLUMNS")
+    return Console(stderr=stderr, width=PIPE_WIDTH if wide else None)
+
+
 def partial_fields(t: Trajectory) -> list[str]:
     """The token totals of ``t`` that are lower bounds: summed over only some of its model calls
     (others lack the count), or a figure the source logs mid-stream (``totals.unknown``)."""

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from agentpost.commands._options import sandbox_backend
+from agentpost.commands._options import sandbox_backend, suite_dirs
 from agentpost.commands.security._output import echo, num
 from agentpost.documents.formats import producer
 from agentpost.errors import InputError
@@ -32,7 +32,7 @@ def choose_datasets(suites: list[Path] | None, tasks: list[str] | None, side: st
     if side not in SIDES:
         raise InputError(None, "--side", f"must be one of {', '.join(SIDES)}, got {side!r}")
     datasets = {}
-    for d in suites or [bundled_suite_dir()]:
+    for d in suite_dirs(suites) or [bundled_suite_dir()]:
         name = Path(d).name
         if side == "all":
             datasets[name] = load_suite(d)
@@ -48,14 +48,20 @@ def choose_datasets(suites: list[Path] | None, tasks: list[str] | None, side: st
 
 def build_suite_command(
     out: Path = typer.Option(..., "--out", "-o", help="Output directory."),
-    suite: Path | None = typer.Option(None, "--suite", help="Suite directory (default: bundled)."),
+    suite: Path | None = typer.Option(
+        None, "--suite", help="Suite directory or bundled suite name (default: secure)."
+    ),
     tasks: list[str] | None = typer.Option(None, "--task", help="Only these task ids."),
     side: str = SIDE_OPTION,
     teacher: str = typer.Option(
-        "scripted", "--teacher", help="'scripted' (offline, not a model) or an endpoint base URL."
+        "scripted",
+        "--teacher",
+        help="'scripted' (offline, not a model) or the teacher's model name at --base-url.",
     ),
-    teacher_model: str | None = typer.Option(
-        None, "--teacher-model", help="Model name at the endpoint."
+    base_url: str | None = typer.Option(
+        None,
+        "--base-url",
+        help="The teacher's OpenAI-compatible endpoint (e.g. http://127.0.0.1:8000/v1).",
     ),
     samples: int = typer.Option(
         4, "--samples", min=1, help="Teacher samples per instance and type (paper: 20)."
@@ -69,7 +75,7 @@ def build_suite_command(
     ),
     backend: str = typer.Option("bwrap", "--backend", help="Sandbox backend."),
 ) -> None:
-    """Build the Security Suite SFT data and its three size-matched recipes (spec b.4).
+    """Build the Security Suite SFT data and its three size-matched recipes (SecureVibe spec b.4: fine-tuning data from four security task types).
 
     Samples each task under the four task types from the teacher, keeps what passes each execution filter, and writes OUT/security_only.parquet, simple_mixture.parquet, security_suite.parquet, examples/<type>.parquet and manifest.json (counts of every filter verdict).
     """
@@ -89,7 +95,16 @@ def build_suite_command(
         u: (t, ty) for u, (t, ty, _) in suite_prompts(chosen, names, match["allowed_40"]).items()
     }
     db = Store(store) if store else None
-    with open_teacher(teacher, prompts, names, model=teacher_model) as (model, label):
+    if teacher.startswith(("http://", "https://")):  # the old spelling: --teacher URL
+        typer.echo("warning: security build-suite --teacher URL is an old form: use --base-url URL "
+                   "--teacher MODEL (it will go in 0.3)", err=True)  # fmt: skip
+        teacher, base_url = (base_url or ""), teacher
+    if teacher != "scripted" and not base_url:
+        raise InputError(None, "--base-url", "a model teacher needs --base-url")
+    if teacher != "scripted" and not teacher:
+        raise InputError(None, "--teacher", "name the teacher's model at --base-url")
+    spec, teacher_model = ("scripted", None) if teacher == "scripted" else (base_url, teacher)
+    with open_teacher(spec, prompts, names, model=teacher_model) as (model, label):
         pools, stats = build_examples(
             chosen, model, label, names=names, allowed=match["allowed_40"], plan=plan,
             samples=samples, cap=cap, backend=sandbox_backend(backend), store=db, workers=workers,
@@ -104,18 +119,21 @@ def build_suite_command(
 
 def route_command(
     suites: list[Path] | None = typer.Option(
-        None, "--suite", help="Suite directory, one per dataset (default: the bundled suite)."
+        None,
+        "--suite",
+        help="Suite directory or bundled suite name, one per dataset (default: secure).",
     ),
     tasks: list[str] | None = typer.Option(None, "--task", help="Only these task ids."),
     side: str = SIDE_OPTION,
     endpoint: str | None = typer.Option(
-        None, "--endpoint", help="OpenAI-compatible base URL serving the checkpoint to probe."
+        None, "--base-url", help="OpenAI-compatible endpoint serving the checkpoint to probe."
     ),
-    model: str | None = typer.Option(None, "--model", help="Model name at --endpoint."),
+    model: str | None = typer.Option(None, "--model", help="Model name at --base-url."),
     agents: list[str] | None = typer.Option(
         None,
-        "--agent",
-        help="Scripted policy: agents drawn per rollout (default: secure-minded, functional-only).",
+        "--policy",
+        help="Scripted policies drawn per rollout, repeatable (default: secure-minded, "
+        "functional-only).",
     ),
     group_size: int = typer.Option(4, "--group-size", "-G", min=1, help="Probe rollouts per task."),
     threshold: float = typer.Option(0.2, "--threshold", help="rl if rho >= this, else hg."),
@@ -128,9 +146,9 @@ def route_command(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     backend: str = typer.Option("bwrap", "--backend", help="Sandbox backend."),
 ) -> None:
-    """Probe rollouts → rho (+1 share), rho_pos (> 0 share), dynamic-filter survival per dataset and per CWE, and the choice rl or hg (spec b.8).
+    """Probe rollouts → rho (+1 share), rho_pos (> 0 share), dynamic-filter survival per dataset and per CWE, and the choice rl or hg (SecureVibe spec b.8: rl where positive rewards are dense enough to learn from, else hg).
 
-    Without --endpoint the policy is scripted (oracle agents, not a model), drawn per rollout.
+    Without --base-url the policy is scripted (oracle agents, not a model), drawn per rollout.
     """
     from agentpost.security.probe import endpoint_policy, probe_groups, scripted_policy
     from agentpost.security.route import route
@@ -150,7 +168,7 @@ def route_command(
         try:
             names = choose_agents(agents)
         except ValueError as e:
-            raise InputError(None, "--agent", str(e)) from None
+            raise InputError(None, "--policy", str(e)) from None
         policy, label = scripted_policy(names, seed), f"scripted:{','.join(names)}:seed={seed}"
     groups = probe_groups(datasets, policy, label, group_size=group_size,
                           backend=sandbox_backend(backend), workers=workers,

@@ -11,6 +11,7 @@ from pathlib import Path
 import typer
 
 from agentpost.commands._options import sandbox_backend
+from agentpost.commands._options import suite_dir as resolve_suite
 from agentpost.commands.security._output import echo, num, verdicts
 from agentpost.documents.formats import producer
 from agentpost.errors import InputError
@@ -18,7 +19,7 @@ from agentpost.errors import InputError
 
 def check_command(
     suite_dir: Path | None = typer.Option(
-        None, "--suite", help="Suite directory (default: the bundled one)."
+        None, "--suite", help="Suite directory or bundled suite name (default: secure)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     workers: int = typer.Option(4, "--workers", min=1, help="Tasks graded concurrently."),
@@ -31,6 +32,7 @@ def check_command(
     from agentpost.security.grade import check_suite
     from agentpost.security.suite import load_suite
 
+    suite_dir = resolve_suite(suite_dir) if suite_dir else None
     rows, problems = check_suite(load_suite(suite_dir), sandbox_backend(backend), workers=workers)
     doc = {"format": "agentpost.security.check/1", "producer": producer(check_suite, suite_dir=suite_dir),
            "tasks": rows, "ok": all(r["ok"] for r in rows), "problems": problems}  # fmt: skip
@@ -52,7 +54,9 @@ def check_command(
 def grade_command(
     task: str = typer.Argument(..., help="Task directory or task id in --suite."),
     candidate: Path = typer.Argument(..., help="Candidate directory (a full /app) or a diff file."),
-    suite: Path | None = typer.Option(None, "--suite", help="Suite directory for a task id."),
+    suite: Path | None = typer.Option(
+        None, "--suite", help="Suite directory or bundled suite name, for a task id."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     func_only: float = typer.Option(0.5, "--func-only", help="Reward for func ✓ sec ✗."),
     timeout: float = typer.Option(30.0, "--timeout", help="Seconds per test run."),
@@ -64,7 +68,7 @@ def grade_command(
 
     if timeout <= 0:
         raise InputError(None, "--timeout", f"must be > 0 seconds, got {timeout}")
-    t = find_task(task, suite)
+    t = find_task(task, resolve_suite(suite) if suite else None)
     if candidate.is_dir():
         g = grade_candidate(t, candidate_dir=candidate, backend=sandbox_backend(backend),
                             timeout_s=timeout, func_only=func_only)  # fmt: skip

@@ -10,7 +10,13 @@ from pathlib import Path
 
 import typer
 
-from agentpost.commands._options import sandbox_backend
+from agentpost.commands._options import (
+    agent_option,
+    read_trajectory_files,
+    sandbox_backend,
+    suite_dir,
+    task_option,
+)
 from agentpost.commands.security._output import echo, num
 from agentpost.documents.formats import producer
 from agentpost.errors import InputError
@@ -23,7 +29,11 @@ def annotate_command(
     out: Path = typer.Option(
         ..., "--out", "-o", help="Label records (JSONL) for `security attribute`."
     ),
-    suite: Path | None = typer.Option(None, "--suite", help="Suite directory (default: bundled)."),
+    suite: Path | None = typer.Option(
+        None, "--suite", help="Suite directory or bundled suite name (default: secure)."
+    ),
+    agents: list[str] | None = agent_option(),
+    task_ids: list[str] | None = task_option(),
     judges: Path | None = typer.Option(
         None, "--judges", help="Judge panel config (YAML/JSON); default: the offline heuristic."
     ),
@@ -43,15 +53,16 @@ def annotate_command(
     from agentpost.security.pipeline import annotate_trajectories, attach_final_files
     from agentpost.security.records import write_records
     from agentpost.security.suite import load_suite
-    from agentpost.trajectory.io import read_jsonl
 
     panel = None
     if judges is not None:
         from agentpost.judges.config import build_panel, load_config
 
         panel = build_panel(load_config(judges), str(judges), judges.parent)
-    tasks = {t.id: t for t in load_suite(suite)}
-    trajs = read_jsonl(trajectories)
+    tasks = {t.id: t for t in load_suite(suite_dir(suite) if suite else None)}
+    trajs, _ = read_trajectory_files(
+        [trajectories], "no trajectories to annotate", agents, task_ids
+    )
     missing = attach_final_files(trajs, tasks, trajectories, finals)
     if missing:
         typer.echo(f"warning: {len(missing)} of {len(trajs)} trajectories have no final files "
@@ -75,7 +86,7 @@ def attribute_command(
     agent_b: str | None = typer.Option(None, "--agent-b", help="The less secure agent."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """Behaviour frequencies with Wilson CIs, paired-difference r and phi (spec b.3)."""
+    """Behaviour frequencies with Wilson CIs, paired-difference r and phi (SecureVibe spec b.3: which planning, coding and testing behaviours go with secure code)."""
     from agentpost.security.attribution import attribute
     from agentpost.security.records import read_labels, require_agents
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from agentpost.commands._options import sandbox_backend
+from agentpost.commands._options import sandbox_backend, suite_dir
 from agentpost.commands.security._output import echo
 from agentpost.commands.security.data import SIDE_OPTION, choose_datasets
 from agentpost.errors import InputError
@@ -19,13 +19,15 @@ from agentpost.errors import InputError
 def hint_command(
     task: str = typer.Argument(..., help="Task directory or task id in --suite."),
     level: str = typer.Option("L4", "--level", help="L1, L2, L3 or L4."),
-    suite: Path | None = typer.Option(None, "--suite", help="Suite directory for a task id."),
+    suite: Path | None = typer.Option(
+        None, "--suite", help="Suite directory or bundled suite name, for a task id."
+    ),
 ) -> None:
-    """Print a task's teacher-only hint at LEVEL (spec b.7)."""
+    """Print a task's teacher-only hint at LEVEL (SecureVibe spec b.7: the hint levels L1-L4, from the CWE name alone up to the fix)."""
     from agentpost.security.hints import hint
     from agentpost.security.suite import find_task, load_data
 
-    t = find_task(task, suite)
+    t = find_task(task, suite_dir(suite) if suite else None)
     try:
         typer.echo(hint(level.upper(), t.cwes, t.hints, load_data("cwe_names_v4.14.json")["cwes"]))
     except ValueError as e:
@@ -64,7 +66,11 @@ def _train(method: str, **kw) -> None:
            "groups_kept": sum(g["kept"] for g in tried), "mix": summary["mix"]})  # fmt: skip
 
 
-_SUITES = typer.Option(None, "--suite", help="Suite directory, one per dataset (default: bundled).")
+_SUITES = typer.Option(
+    None,
+    "--suite",
+    help="Suite directory or bundled suite name, one per dataset (default: secure).",
+)
 _TASKS = typer.Option(None, "--task", help="Only these task ids.")
 _MODEL = typer.Option("tiny", "--model", help="A local model directory, or 'tiny' (built here).")
 # options rl and hg share
@@ -72,7 +78,7 @@ _PROMPTS = typer.Option(4, "--prompts-per-step", min=1, help="Groups per batch."
 _MAX_NEW_TOKENS = typer.Option(64, "--max-new-tokens", min=1, help="Tokens per turn.")
 _MAX_TURNS = typer.Option(2, "--max-turns", min=1, help="Turns per rollout.")
 _COMMAND_TIMEOUT = typer.Option(30.0, "--command-timeout", help="Seconds per shell turn.")
-_SEED = typer.Option(0, "--seed")
+_SEED = typer.Option(0, "--seed", help="Training seed.")
 _SAVE_STEPS = typer.Option(0, "--save-steps", min=0, help="Checkpoint every N steps (0: never).")
 _RESUME = typer.Option(False, "--resume", help="Continue from OUT's latest checkpoint.")
 _BACKEND = typer.Option("bwrap", "--backend", help="Sandbox backend.")
@@ -121,7 +127,7 @@ def rl_command(
     resume: bool = _RESUME,
     backend: str = _BACKEND,
 ) -> None:
-    """GRPO with the five-level reward and dynamic sampling with refill (spec b.6) on security tasks.
+    """GRPO with the five-level reward and dynamic sampling with refill (SecureVibe spec b.6: groups whose rewards all agree teach nothing and are redrawn) on security tasks.
 
     Writes OUT/summary.json (every group tried, its rewards and decision, the dataset mix) and OUT/model.
     """
@@ -149,7 +155,12 @@ def hg_command(
     hint_template: str = typer.Option(
         "release", "--hint-template", help="Teacher block: release, paraphrase, library, or a file."
     ),
-    teacher: str = typer.Option("frozen_sft", "--teacher", help="frozen_sft or live_policy."),
+    teacher: str = typer.Option(
+        "frozen_sft",
+        "--teacher-weights",
+        help="Whose weights the hinted teacher uses: frozen_sft (the starting checkpoint, frozen) "
+        "or live_policy (the policy being trained).",
+    ),
     divergence: str = typer.Option(
         "js_skew", "--divergence", help="js_skew (release default), k1, k2, k3 or js_sym."
     ),
@@ -171,7 +182,7 @@ def hg_command(
     resume: bool = _RESUME,
     backend: str = _BACKEND,
 ) -> None:
-    """Hint-guided on-policy self-distillation: L_GRPO + beta * D against a hinted teacher (spec b.7).
+    """Hint-guided on-policy self-distillation: L_GRPO + beta * D against a hinted teacher (SecureVibe spec b.7: a teacher that sees a hint about the vulnerability guides the policy token by token).
 
     Writes OUT/summary.json and OUT/model.
     """

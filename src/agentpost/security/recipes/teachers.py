@@ -170,7 +170,7 @@ def open_teacher(
             yield OpenAITransport(cfg), SCRIPTED_LABEL
         return
     if not model:
-        raise InputError(None, "--teacher-model", "an endpoint teacher needs a model name")
+        raise InputError(None, "--teacher", "an endpoint teacher needs a model name")
     cfg = TransportConfig(model=model, base_url=spec, temperature=temperature,
                           max_tokens=max_tokens, top_logprobs=0)  # fmt: skip
     yield OpenAITransport(cfg), model
