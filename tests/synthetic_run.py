@@ -2,8 +2,9 @@
 
 ``write_run(path, n, templates)`` writes ``n`` canonical trajectories to one JSONL file. Each is a
 template (a canonical trajectory as a dict: the real samples imported from ../shared/data for the
-bench, the small hand-made ones of ``small_templates`` for tests) with its own id, task (``n //
-rollouts`` tasks), model (``models`` names, each with its own resolve rate), run id, outcome
+bench, the small hand-made ones of ``small_templates`` for tests) with its own id, task (each
+model makes ``rollouts`` attempts at a task: a GRPO group), model (``models`` names, each with
+its own resolve rate), run id, outcome
 and token counts (every usage figure of the template scaled by one factor per rollout, so token
 counts spread as a policy's rollouts do). Texts are the template's. Deterministic for a seed.
 
@@ -57,15 +58,15 @@ def _rollout(
 def write_run(
     path: Path, n: int, templates: list[dict], *, models: int = 13, rollouts: int = 8, seed: int = 0
 ) -> Path:
-    """Write ``n`` trajectories (``rollouts`` per task, round-robin over ``models``) to ``path``."""
+    """Write ``n`` trajectories (``rollouts`` per model and task, round-robin over ``models``)
+    to ``path``."""
     rng = random.Random(seed)
     names = model_names(models)
     rate = {m: 0.2 + 0.6 * k / max(models - 1, 1) for k, m in enumerate(names)}
-    tasks = max(1, n // rollouts)
     with open(path, "wb") as out:
-        for i in range(n):
+        for i in range(n):  # each model makes ``rollouts`` attempts at a task, then the next
             model = names[i % models]
-            task = f"task-{(i // models) % tasks:05d}"
+            task = f"task-{i // (models * rollouts):05d}"
             tpl = templates[rng.randrange(len(templates))]
             resolved = rng.random() < rate[model]
             factor = rng.lognormvariate(0.0, 0.5)

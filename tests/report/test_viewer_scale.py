@@ -70,13 +70,13 @@ def test_ten_thousand_trajectories_list_sort_filter_and_open(big: tuple[Path, di
         assert facts[b.wait(f"{ROWS}[0]")][0] == min(
             v[0] for v in facts.values() if v[0] is not None
         )
-        # numeric ranges: tokens >= 6000 and at most 2 turns
-        b.eval(_type("input.tv-range[data-key=tokens][data-side=min]", "6000"))
-        b.eval(_type("input.tv-range[data-key=turns][data-side=max]", "2"))
+        # numeric ranges: tokens >= 4000 and at most 3 turns
+        b.eval(_type("input.tv-range[data-key=tokens][data-side=min]", "4000"))
+        b.eval(_type("input.tv-range[data-key=turns][data-side=max]", "3"))
         want = sorted(
             i
             for i, (tok, turns, _) in facts.items()
-            if tok is not None and tok >= 6000 and turns <= 2
+            if tok is not None and tok >= 4000 and turns <= 3
         )
         assert b.eval(COUNT) == f"{len(want)} of {N} trajectories" and 0 < len(want) < N
         shown = b.eval(ROWS)
@@ -130,7 +130,7 @@ def test_a_missing_or_foreign_data_folder_is_said_in_the_page(
         b.open(copy / "report.html", fragment=f"traj={last}", ready=f"{OPEN} === 'error'")
         assert "another build" in b.eval("document.querySelector('#tv-detail').textContent")
         shutil.rmtree(copy / "report_data")
-        b.open(copy / "report.html", ready="document.querySelector('#tv-detail p')")
+        b.open(copy / "report.html", ready="!!document.querySelector('#tv-detail p')")
         assert "must stay beside the page" in b.eval(
             "document.querySelector('#tv-detail').textContent"
         )

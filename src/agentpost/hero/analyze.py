@@ -78,7 +78,8 @@ def trajectory_row(
     t: Trajectory, flags: list[TurnFlags], ent: list[float | None], prices: Prices
 ) -> dict[str, Any]:
     prompt, cached, completion = C.usage_sums(t)
-    tokens = C.trajectory_tokens(t)
+    # C.trajectory_tokens and C.trajectory_cost, from the one sum
+    tokens = None if prompt is None or completion is None else prompt + completion
     n = len(t.turns)
     unprod = sum(f.unproductive for f in flags)
     known = [h for h in ent if h is not None]
@@ -95,7 +96,7 @@ def trajectory_row(
         "cached_tokens": cached,
         "completion_tokens": completion,
         "cache_hit_rate": C.cache_hit_rate([t]),
-        "cost": C.trajectory_cost(t, prices),
+        "cost": prices.cost(prompt, cached, completion),
         "read_only_turns": sum(f.read_only for f in flags),
         "repeated_call_turns": sum(f.repeated_call for f in flags),
         "over_exploration_turns": sum(f.over_exploration for f in flags),

@@ -19,7 +19,7 @@ from agentpost.documents.formats import kind_of
 from agentpost.errors import InputError
 from agentpost.ingress.hostdir import open_root, walk
 from agentpost.ingress.keys import Bounds, Refused
-from agentpost.trajectory.io import read_jsonl, read_regular
+from agentpost.trajectory.io import read_regular
 
 MAX_BYTES = 200 * 1024 * 1024
 SKIP_DIRS = {"sandboxes", "snapshots", "work", "__pycache__", ".git"}
@@ -50,7 +50,8 @@ JSONL_KINDS = {"trajectories", "scvd_records"}  # one record per line, never a .
 
 @dataclass
 class Found:
-    """What a run directory holds: per kind, ``(relative path, data)`` in path order."""
+    """What a run directory holds: per kind, ``(relative path, data)`` in path order; for
+    canonical trajectories the data is the file's path (``report.rundata`` streams it)."""
 
     files: dict[str, list[tuple[str, Any]]] = field(default_factory=lambda: {k: [] for k in KINDS})
     unrecognised: list[str] = field(default_factory=list)
@@ -116,8 +117,8 @@ def _load_jsonl(path: Path, rel: str, found: Found) -> None:
     first = _first_line(path)
     if not isinstance(first, dict):
         found.unrecognised.append(rel)
-    elif kind_of(first) == "trajectories":
-        found.files["trajectories"].append((rel, read_jsonl(path)))
+    elif kind_of(first) == "trajectories":  # read later, one trajectory at a time
+        found.files["trajectories"].append((rel, path))
     elif {"judge", "case_id", "raw"} <= set(first):
         found.files["judge_answers"].append((rel, None))
     elif {"planning", "coding", "testing"} <= set(first) or {"func", "sec", "status"} <= set(first):

@@ -91,6 +91,7 @@ class Shards:
         self._size = self._total = 0
         self._kept: list[bytes] = []  # finished shards while the data is embedded
         self._tmp: Path | None = None
+        self._indexed = False
 
     @property
     def external(self) -> bool:
@@ -135,6 +136,7 @@ class Shards:
     def html(self, index: dict[str, Any]) -> str:
         """After ``finish``: the data as the page carries it (embedded blocks, or the script
         tag of the external index, written now). ``index``: ``viewer.index(...)``."""
+        self._indexed = True
         if self._tmp is None:
             blocks = [b'<script type="application/json" id="ap-index">' + _inert(dumps(index))]
             blocks += [b'</script><script type="application/json" id="ap-shard-%d">' % k
@@ -148,6 +150,8 @@ class Shards:
         a file or a folder agentpost did not write has its name), or remove a stale one this
         module wrote for an earlier, larger report of the same name (embedded)."""
         target = self.out.parent / self.name
+        if self._tmp is not None and not self._indexed:  # no viewer on the page: no data
+            self.discard()
         if self._tmp is None:  # someone else's folder of that name is no concern of this page
             try:
                 if _ours(target):

@@ -146,6 +146,14 @@ def iter_jsonl(
     raises ``InputError`` naming the file and the line (and column or JSON path). A repeated id
     is skipped (the first line wins) and reported once, at the end, as a warning. ``progress``
     is called with the bytes of each line read (a progress bar over the file's size)."""
+    for traj, _ in iter_lines(path, progress):
+        yield traj
+
+
+def iter_lines(
+    path: str | Path, progress: Callable[[int], object] | None = None
+) -> Iterator[tuple[Trajectory, bytes]]:
+    """``iter_jsonl``, each trajectory with the line it was read from."""
     path = Path(path)
     seen: set[str] = set()
     repeated: list[str] = []
@@ -165,7 +173,7 @@ def iter_jsonl(
                     repeated.append(traj.id)
                     continue
                 seen.add(traj.id)
-                yield traj
+                yield traj, line
         except OSError as e:
             raise InputError(path, None, f"cannot read: {e.strerror}") from None
     if repeated:
