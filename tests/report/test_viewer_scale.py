@@ -134,3 +134,38 @@ def test_a_missing_or_foreign_data_folder_is_said_in_the_page(
         assert "must stay beside the page" in b.eval(
             "document.querySelector('#tv-detail').textContent"
         )
+
+
+# every id given is opened in turn by its deep link, in the page; returns the ids whose
+# detail did not show them (an empty list: the viewer reaches each)
+OPEN_ALL = """(async (ids) => {
+  const missed = [];
+  for (const id of ids) {
+    location.hash = 'traj=' + encodeURIComponent(id);
+    const d = document.getElementById('tv-detail');
+    for (let k = 0; k < 400; k++) {
+      const h = d.querySelector('h3');
+      if (d.dataset.state !== 'loading' && h && h.textContent === id) break;
+      await new Promise(r => setTimeout(r, 10));
+    }
+    const h = d.querySelector('h3');
+    if (!h || h.textContent !== id || d.dataset.state !== 'open') missed.push(id);
+  }
+  return missed;
+})(%s)"""
+
+
+def test_the_viewer_reaches_a_trajectory_of_every_shard(big: tuple[Path, dict]) -> None:
+    report, facts = big
+    ids = list(facts)
+    index = orjson.loads((report.parent / "report_data" / "index.js").read_bytes()
+                         .split(b"=", 1)[1].rstrip(b";\n"))  # fmt: skip
+    shard = index["cols"]["shard"]
+    firsts = {s: ids[i] for i, s in reversed(list(enumerate(shard)))}  # first of each shard
+    lasts = {s: ids[i] for i, s in enumerate(shard)}
+    sample = sorted(set(firsts.values()) | set(lasts.values()))
+    assert len(sample) >= 2 * (max(shard) + 1) - 1
+    with Browser(CHROMIUM) as b:
+        b.open(report, ready=COUNT)
+        assert b.eval(OPEN_ALL % json.dumps(sample)) == []
+        assert b.errors() == []
