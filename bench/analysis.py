@@ -1,10 +1,10 @@
 """`efficiency`, `summary` and `report` at the scale of an RL run, as ratios to a plain JSONL read.
 
 Builds a synthetic run of ``--n`` trajectories (default 100,000) from the real samples under
-``../shared/data/trajectories`` (imported here; ``tests/synthetic_run.write_run``: 13 models,
-8 rollouts per model and task, each rollout a real trajectory with its own id, task, outcome and
-token counts scaled by one factor), then runs, one after the other in child processes on the
-same file:
+``../shared/data/trajectories`` (imported here; ``tests/synthetic_run.write_run``: ``--models``
+policies (13; 1 is one RL run), ``--rollouts`` per model and task (8), each rollout a real
+trajectory with its own id, task, outcome and token counts scaled by one factor), then runs,
+one after the other in child processes on the same file:
 
   read        a plain JSONL read: every line ``orjson.loads``-ed and dropped (the floor)
   efficiency  ``agentpost efficiency RUN/trajectories.jsonl -o eff.json`` (default bootstrap)
@@ -20,7 +20,8 @@ With ``--chromium`` it then opens the report in headless Chromium (a fresh profi
 three times and prints the seconds until the viewer lists the trajectories, and until a deep
 link opens the last trajectory (its shard read on demand). The load average is printed beside.
 
-Run: ``.venv/bin/python bench/analysis.py [--n 100000] [--chromium] [--keep DIR]``.
+Run: ``.venv/bin/python bench/analysis.py [--n 100000] [--models 13] [--rollouts 8] [--chromium]
+[--keep DIR]``.
 """
 
 from __future__ import annotations
@@ -86,6 +87,8 @@ def chromium_times(report: Path, last_id: str, rounds: int = 3) -> tuple[list[fl
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--n", type=int, default=100_000, help="trajectories in the synthetic run")
+    ap.add_argument("--models", type=int, default=13, help="policies (1: one RL run)")
+    ap.add_argument("--rollouts", type=int, default=8, help="rollouts per model and task")
     ap.add_argument("--chromium", action="store_true", help="also time the report in Chromium")
     ap.add_argument("--keep", type=Path, help="build the run here and keep it (else a temp dir)")
     args = ap.parse_args()
@@ -99,9 +102,10 @@ def main() -> None:
     try:
         t0 = time.monotonic()
         tpl = templates()
-        write_run(data, args.n, tpl)
+        write_run(data, args.n, tpl, models=args.models, rollouts=args.rollouts)
         size = data.stat().st_size
-        print(f"run: {args.n} trajectories from {len(tpl)} real samples, {size / 1e6:.0f} MB "
+        print(f"run: {args.n} trajectories ({args.models} models, {args.rollouts} rollouts per "
+              f"model and task) from {len(tpl)} real samples, {size / 1e6:.0f} MB "
               f"({size / args.n / 1e3:.1f} kB each), built in {time.monotonic() - t0:.0f} s; "
               f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")  # fmt: skip
         rows = {

@@ -37,3 +37,25 @@ def test_the_page_of_a_large_run_lists_at_most_500_rows_per_table(tmp_path: Path
     html = render_run_dir(tmp_path).read_text()
     assert "The table lists the 500 trajectories with most tokens of 1500" in html
     assert html.count("<tr>") < 1500
+
+
+def test_the_bootstrap_of_one_policys_100k_rollouts_is_drawn_in_small_slices(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The replicate matrix (resamples x rollouts) is drawn a slice at a time past
+    stats.CELLS cells; the draws, hence the interval, are the same as in one piece."""
+    import numpy as np
+
+    from agentpost.report import stats
+
+    rng = np.random.default_rng(1)
+    cols = np.stack([rng.integers(0, 50, 3000), rng.integers(50, 100, 3000)], axis=1).astype(float)
+    a = {str(k): cols[k] for k in range(300)}
+    b = {str(k): cols[k + 1000] for k in range(300)}
+    whole = (stats.sums_ci(cols, stats.ratio, n_boot=300, seed=4),
+             stats.paired_sums(a, b, stats.ratio, n_boot=300, seed=4))  # fmt: skip
+    assert stats._chunk(100_000) * 100_000 <= stats.CELLS
+    monkeypatch.setattr(stats, "CELLS", 7_000)  # slices of 2 and 23 replicates
+    sliced = (stats.sums_ci(cols, stats.ratio, n_boot=300, seed=4),
+              stats.paired_sums(a, b, stats.ratio, n_boot=300, seed=4))  # fmt: skip
+    assert stats._chunk(3000) == 2 and sliced == whole and whole[0]["ci"] is not None
