@@ -7,7 +7,7 @@ import re
 import xml.etree.ElementTree as ET
 
 from agentpost.report.explain import trs_caveat
-from agentpost.report.palette import distinct_colors, short
+from agentpost.report.palette import distinct_colors, label, short
 from agentpost.report.svg import agent_colors, bar_chart, line_chart, top_n
 
 
@@ -83,3 +83,18 @@ def test_thirteen_models_wear_thirteen_colours_and_read_as_thirteen_labels() -> 
     assert len(set(_fills(svg))) == 13  # each bar wears its model's colour
     assert len(set(re.findall(r'<text x="[\d.]+" y="\d+">([^<]*)', legend))) == 13
     assert len(distinct_colors(60)) == len(set(distinct_colors(60))) == 60
+
+
+def test_unknown_models_and_tasks_read_na_in_every_chart_never_none() -> None:
+    from agentpost.report.efficiency import render
+
+    rows = [{"id": f"t{i}", "task_id": None if i % 2 else f"task{i}", "model": None,
+             "resolved": None, "tokens": 100 + i, "unproductive_turns": 1, "repeated_call_turns": 1,
+             "over_exploration_turns": 0, "tool_error_turns": 0, "check_run_turns": 0}
+            for i in range(4)]  # fmt: skip
+    doc = {"models": [{"model": None, "trajectories": 4, "behaviour_counts": {}}],
+           "trajectories": rows, "groups": []}  # fmt: skip
+    with agent_colors(["NA"]):
+        html = render([("eff.json", doc)], None).body
+        assert label(None, None) == "NA/NA" and label("t", "org/m") == "t/m"
+    assert "None" not in html and ">NA/NA<" in html and ">task0/NA<" in html

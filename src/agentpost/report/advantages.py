@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentpost.report.html import capped, cell, details, note, table
+from agentpost.report.palette import short
 from agentpost.report.svg import bar_chart
 
 
@@ -29,7 +30,7 @@ def _advantage_chart(rollouts: list[dict[str, Any]]) -> str:
         for r, m in zip(rollouts, means, strict=True):
             if m is not None:
                 cells.setdefault((str(r.get("group")), str(r.get("agent"))), []).append(m)
-        series = {a.split("/")[-1]: [_mean(cells.get((g, a), [])) for g in groups] for a in agents}
+        series = {short(a): [_mean(cells.get((g, a), [])) for g in groups] for a in agents}
         return bar_chart(
             groups,
             series,

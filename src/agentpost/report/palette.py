@@ -20,6 +20,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 
+from agentpost.intervals import UNKNOWN
+
 # Okabe-Ito: distinguishable under the common colour-vision deficiencies.
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
 # Kelly's colours of maximum contrast, less those close to an Okabe-Ito one, white and black.
@@ -87,6 +89,13 @@ def short(name: str) -> str:
     if table and name in table:
         return table[name]
     return name.split("/")[-1]
+
+
+def label(task: object, who: object) -> str:
+    """A chart's ``task/agent`` label: the agent by its ``short`` name, and anything unknown as
+    ``intervals.UNKNOWN`` (never ``None/None``)."""
+    t = UNKNOWN if task is None or task == "" else str(task)
+    return f"{t}/{short(UNKNOWN if who is None or who == '' else str(who))}"
 
 
 def series_color(name: str, j: int) -> str:
