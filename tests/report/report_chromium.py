@@ -237,6 +237,8 @@ class Browser:
 
     def __init__(self, binary: str, width: int = 1200) -> None:
         self._user_dir = tempfile.mkdtemp(prefix="agentpost-chromium-")
+        self._errors: list[str] = []
+        self._requests: list[str] = []
         self._pipe = _Pipe(binary, self._user_dir)
         try:
             target = self._pipe.call("Target.createTarget", {"url": "about:blank"})["targetId"]
@@ -263,18 +265,24 @@ class Browser:
     def open(self, path: Path, fragment: str = "", ready: str | None = None) -> float:
         """Navigate to ``path`` (file://, plus ``#fragment``) and wait for the load event and,
         when given, until the expression ``ready`` is truthy; returns the seconds it took."""
+        # from a blank page: a new fragment of the page open now would not load it again
+        self._navigate("about:blank", time.monotonic() + 30)
         start = time.monotonic()
-        self._pipe.events.clear()
-        url = path.resolve().as_uri() + (f"#{fragment}" if fragment else "")
-        self._pipe.call("Page.navigate", {"url": url}, session=self._sid)
+        self._navigate(path.resolve().as_uri() + (f"#{fragment}" if fragment else ""), start + 60)
         deadline = start + 60
-        while not any(e.get("method") == "Page.loadEventFired" for e in self._pipe.events):
-            if time.monotonic() > deadline:
-                raise TimeoutError("report did not finish loading")
-            self._pipe.call("Runtime.evaluate", {"expression": "1"}, session=self._sid)
         if ready:
             self.wait(ready, timeout=max(1.0, deadline - time.monotonic()))
         return time.monotonic() - start
+
+    def _navigate(self, url: str, deadline: float) -> None:
+        self._errors += _errors(self._pipe.events)  # kept across pages
+        self._requests += self._asked()
+        self._pipe.events.clear()
+        self._pipe.call("Page.navigate", {"url": url}, session=self._sid)
+        while not any(e.get("method") == "Page.loadEventFired" for e in self._pipe.events):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{url} did not finish loading")
+            self._pipe.call("Runtime.evaluate", {"expression": "1"}, session=self._sid)
 
     def eval(self, expr: str):
         """The JSON-able value of the expression (a Promise is awaited)."""
@@ -300,11 +308,17 @@ class Browser:
             time.sleep(0.02)
 
     def errors(self) -> list[str]:
-        return _errors(self._pipe.events)
+        """Console errors and uncaught exceptions of every page opened so far."""
+        return self._errors + _errors(self._pipe.events)
+
+    def _asked(self) -> list[str]:
+        urls = [e.get("params", {}).get("request", {}).get("url", "")
+                for e in self._pipe.events if e.get("method") == "Network.requestWillBeSent"]  # fmt: skip
+        return [u for u in urls if u != "about:blank"]
 
     def requests(self) -> list[str]:
-        return [e.get("params", {}).get("request", {}).get("url", "")
-                for e in self._pipe.events if e.get("method") == "Network.requestWillBeSent"]  # fmt: skip
+        """Every URL asked for, on every page opened so far (about:blank not counted)."""
+        return self._requests + self._asked()
 
     def close(self) -> None:
         pipe = getattr(self, "_pipe", None)

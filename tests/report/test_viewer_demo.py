@@ -57,7 +57,8 @@ def test_the_demo_viewer_filters_sorts_opens_and_reaches_every_trajectory(demo_r
         b.eval("(document.querySelector('#tv-list tbody tr').click(), 1)")
         b.wait(f"{OPEN} === 'open'")
         opened = b.eval("document.querySelector('#tv-detail h3').textContent")
-        assert opened == b.eval(ROWS)[0] and b.eval("location.hash") == f"#traj={opened}"
+        assert opened == b.eval(ROWS)[0]
+        assert b.eval("decodeURIComponent(location.hash)") == f"#traj={opened}"
         # a deep link to a turn, then every trajectory of the demo, each by its link
         b.open(report, fragment=f"traj={cols['id'][-1]}&turn=1", ready=f"{OPEN} === 'open'")
         assert b.eval("document.querySelector('.tv-target').id") == "tv-turn-1"
