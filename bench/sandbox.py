@@ -30,6 +30,8 @@ Sections (each a function returning a dict; add new ones to SECTIONS):
 - floor: inside one existing sandbox, fork+exec of ``true`` plain and with fresh user/PID/
   mount/IPC/network namespaces per command (``probes/ns_floor.py``), beside a plain host
   subprocess and a sandboxed exec: the per-command floor of a persistent executor.
+- verifier: one grading in the verifier's own namespace against the grading in the agent's own
+  sandbox as it was before issue 26, interleaved, bubblewrap and docker (``sandbox_verifier.py``).
 """
 
 from __future__ import annotations
@@ -45,6 +47,9 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from sandbox_verifier import bench_verifier, print_verifier  # noqa: E402
 
 FORMAT_VERSION = 1
 COMMANDS = {"true": ["true"], "bash -c 'echo hi'": ["bash", "-c", "echo hi"]}
@@ -295,8 +300,8 @@ def bench_diagnose(n: int) -> dict:
         load_before = round(os.getloadavg()[0], 2)
         t0 = time.perf_counter()
         r = subprocess.run(
-            [_cli(), "diagnose", str(src), "-o", str(run_dir), "--n-boot", "0", "--no-progress",
-             "--replay-concurrency", str(workers)],
+            [_cli(), "diagnose", str(src), "-o", str(run_dir), "--bootstrap", "0", "--no-progress",
+             "--workers", str(workers)],
             capture_output=True,
         )  # fmt: skip
         wall = time.perf_counter() - t0
@@ -447,6 +452,7 @@ SECTIONS: dict[str, Callable[[int], dict]] = {
     "replay": bench_replay,
     "diagnose": bench_diagnose,
     "floor": bench_floor,
+    "verifier": bench_verifier,
 }
 
 
@@ -529,6 +535,7 @@ def _print(results: dict) -> None:
         )
     if "speedup_2_vs_1" in dia:
         print(f"diagnose speedup, 2 workers vs 1: x{dia['speedup_2_vs_1']}")
+    print_verifier(results["sections"].get("verifier", {}))
 
 
 def main(argv: list[str] | None = None) -> None:

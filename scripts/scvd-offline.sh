@@ -21,8 +21,8 @@ tasks=()
 for t in "$@"; do tasks+=(--task "$t"); done
 
 "$ap" run -o "$out/students" --policy hasty --policy wrong-then-repaired ${tasks[@]+"${tasks[@]}"}
-"$ap" scvd collect "$out/students/trajectories.jsonl" -o "$out/collect" --no-progress --concurrency "$conc"
-"$ap" scvd ftd -o "$out/ftd" --no-progress --concurrency "$conc" ${tasks[@]+"${tasks[@]}"}
+"$ap" scvd collect "$out/students/trajectories.jsonl" -o "$out/collect" --no-progress --workers "$conc"
+"$ap" scvd ftd -o "$out/ftd" --no-progress --workers "$conc" ${tasks[@]+"${tasks[@]}"}
 "$ap" scvd match "$out/collect/scvd.parquet" "$out/ftd/ftd.parquet" -o "$out/matched"
 for name in scvd ftd; do
   if [ ! -f "$out/model-$name/train.json" ]; then  # train.json is written last

@@ -293,3 +293,15 @@ def test_help_names_no_python_type_and_every_option_says_what_it_does() -> None:
             f"{group or 'agentpost'}: {m.group(0)}" for m in TYPE_TAG.finditer(_help_text(group))
         ]
     assert not bad, "\n".join(bad)
+
+
+def test_one_resample_count_in_the_package() -> None:
+    """Every bootstrap count defaults to intervals.RESAMPLES: no other number is written as a
+    count in the package (0, "no interval", aside; the lab's smoke configs are a few-minute CI
+    variant and say so)."""
+    src = Path(__file__).parents[1] / "src" / "agentpost"
+    literal = re.compile(r"\bn_boot(?::\s*int)?\s*=\s*([1-9]\d*)")
+    bad = [f"{p.relative_to(src)}:{n}: {line.strip()}"
+           for p in src.rglob("*.py") for n, line in enumerate(p.read_text().splitlines(), 1)
+           if literal.search(line) and "smoke" not in line and p.parts[-2] != "lab"]  # fmt: skip
+    assert not bad, "\n".join(bad)

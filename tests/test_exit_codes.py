@@ -121,13 +121,14 @@ def test_diagnose_where_no_replay_could_run_is_not_exit_0(tmp_path, capsys) -> N
     obs = [Observation(text="", exit_code=0), Observation(text="x", exit_code=0)]
     trajs = [Trajectory(id=f"t{i}", task_id="not-in-the-suite", producer=producer,
                         turns=[Turn(index=k, tool_calls=[c], observations=[o])
-                               for k, (c, o) in enumerate(zip(calls, obs))]) for i in (0, 1)]  # fmt: skip
+                               for k, (c, o) in enumerate(zip(calls, obs, strict=True))]) for i in (0, 1)]  # fmt: skip
     write_jsonl(tmp_path / "t.jsonl", trajs)
     code, _, err = _cli(capsys, "diagnose", tmp_path / "t.jsonl", "-o", tmp_path / "d",
                         "--no-progress", "--bootstrap", "0")  # fmt: skip
     errors = [x for x in err.splitlines() if x.startswith("error:")]
     assert code == 1 and len(errors) == 1, err
     assert "none of the 2 candidate states could be replayed (task_missing: 2)" in errors[0]
+    assert "ICA, EDR, ESP, CPR, VPR, RSR) is measured" in errors[0]
     assert (tmp_path / "d" / "metrics.json").is_file()
 
 

@@ -39,7 +39,9 @@ def wilson(k: int | float, n: int | float, z: float = Z95) -> list[float] | None
     den = 1 + z * z / n
     mid = (p + z * z / (2 * n)) / den
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
-    return [max(0.0, mid - half), min(1.0, mid + half)]
+    lo = 0.0 if k <= 0 else max(0.0, mid - half)  # exact at the edges (no 0.9999999999999999)
+    hi = 1.0 if k >= n else min(1.0, mid + half)
+    return [lo, hi]
 
 
 def newcombe(k1: int, n1: int, k2: int, n2: int, z: float = Z95) -> list[float] | None:

@@ -173,15 +173,16 @@ def test_hero_advantages_says_what_it_reads(tmp_path):
 
 
 def test_variation_table_says_unknown_outcomes_are_unknown(tmp_path):
-    """Public logs often carry no outcome: the variation table's `res` column shows `-` for
-    such a group, as the R% column does, instead of 0 resolved."""
+    """Public logs often carry no outcome: the variation table's `res` column shows NA (the
+    one rendering of a value not recorded) for such a group, as the R% column does, instead
+    of 0 resolved."""
     turns = [turn(0, [shell("ls")], inp=100, cached=0, out=10, p_top=0.9)]
     path = tmp_path / "unknown.jsonl"
     write_jsonl(path, [traj("u1", "t9", "m", None, turns), traj("u2", "t9", "m", None, turns)])
     res = cli("efficiency", str(path))
     assert res.returncode == 0, res.stderr
     row = next(x for x in res.stdout.splitlines() if "m / t9" in x)
-    assert [c.strip() for c in row.strip("│ ").split("│")][:3] == ["m / t9", "2", "-"]
+    assert [c.strip() for c in row.strip("│ ").split("│")][:3] == ["m / t9", "2", "NA"]
 
 
 def test_unknown_baseline_is_an_error_naming_the_models(tmp_path):
@@ -212,3 +213,4 @@ def test_tables_printed_to_a_pipe_are_not_cut_at_80_columns(tmp_path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "…" not in proc.stdout and name in proc.stdout
     assert max(map(len, proc.stdout.splitlines())) > 80
+    assert "┃ agent " in proc.stdout and "┃ model " not in proc.stdout  # one name: the agent

@@ -22,8 +22,9 @@ from agentpost.hero.behaviours import detect
 from agentpost.hero.entropy import turn_entropy
 from agentpost.prices import Prices
 from agentpost.report.rundata import load
+from agentpost.trajectory.inputs import Stream, read_files
 from agentpost.trajectory.io import read_jsonl, write_jsonl
-from agentpost.trajectory.select import Stream, labels, read_files, select
+from agentpost.trajectory.select import labels, select
 
 CLI = [sys.executable, "-c", "import sys; from agentpost.cli import main; sys.argv[0] = 'agentpost'; main()"]  # fmt: skip
 

@@ -153,6 +153,21 @@ def test_members_outside_the_allowed_dirs_are_skipped_and_bad_names_refused(box,
         extract(str(archive(tmp_path / "b.tar", attacks(outside)["dotdot"])), str(dest), None)
 
 
+@pytest.mark.parametrize("kind", ["sym", "file"])
+def test_an_allowed_dir_is_always_a_real_dir_and_skipped_parts_are_not_written(box, tmp_path, kind):
+    """A caller uses ``dest/app`` by path after extracting (copies it into a sandbox): a member
+    that makes ``app`` itself a link (or a file) is refused, so that path never names a host dir."""
+    outside, dest = box
+    spec = {"kind": "sym", "target": str(outside)} if kind == "sym" else {"data": b"x"}
+    with pytest.raises(LinkRefused):
+        extract(str(archive(tmp_path / "a.tar", [("app", spec)])), str(dest), ["/app", "/logs"])
+    assert (dest / "app").is_dir() and not (dest / "app").is_symlink() and _untouched(outside)
+    tar = archive(tmp_path / "b.tar", [("logs/verifier", {"kind": "sym", "target": str(outside)}),
+                                       ("logs/verifier/x", {"data": b"v"}), ("logs/agent.txt", {"data": b"a"})])  # fmt: skip
+    extract(str(tar), str(dest), ["/logs"], skip=("/logs/verifier",))
+    assert os.listdir(dest / "logs") == ["agent.txt"]
+
+
 def test_apparent_size_and_member_count_are_bounded(box, tmp_path):
     _, dest = box
     tar = archive(tmp_path / "a.tar", [(f"app/f{i}", {"data": b"x" * 100}) for i in range(10)])

@@ -104,7 +104,7 @@ def test_scvd_fills_heuristic_seats_with_its_variants() -> None:
         panel.judges[0].ask(Q, TRAJ, "c")
     filled = scvd_judges(panel.judges)
     assert [type(j) for j in filled] == [HeuristicJudge] * 3
-    assert [j.variant for j in filled] == ["broad", "artifact", "run"]
+    assert [j.variant for j in filled] == ["changes", "commands", "narration"]
     assert "version" in filled[0].fingerprint  # the store key changes with the heuristic
     res = annotate_one(panel.judges[1], TRAJ, TRAJ.id)  # a seat given directly is filled too
     assert res.status == "valid" and res.annotation.z == "error"

@@ -146,6 +146,23 @@ def _cve_2025_4517(path: Path, host: Path) -> Path:
     return path
 
 
+def _top_level_link(path: Path, host: Path) -> Path:
+    """A sandbox dir itself (``app``) as a link to a host dir: the unpacked tree is then copied
+    into the sandbox by path, which reads (follows) the host dir."""
+    with tarfile.open(path, "w") as tar:
+        _add(tar, "app", kind="sym", target=str(host))
+    return path
+
+
+def _logs_link(path: Path, host: Path) -> Path:
+    """``logs`` as a link to the host dir above ``host`` (named ``verifier``): the verifier's
+    part of the unpacked tree is removed by path before grading, which removed the host dir."""
+    with tarfile.open(path, "w") as tar:
+        _add(tar, "app", kind="dir")
+        _add(tar, "logs", kind="sym", target=str(host.parent))
+    return path
+
+
 def _consume(consumer: str, traj, run: Path, upto: tuple[int, int]) -> dict:
     if consumer == "diagnose":
         return candidate_result(traj, TASK, upto, BACKEND, run)
@@ -171,6 +188,20 @@ def test_a_forged_archive_writes_nothing_on_the_host(recorded, tmp_path, consume
     assert canaries.untouched(), canaries.changes()
     assert found["status"] not in ESCAPED and found["source"] == "replay", found
     assert found["resolved"] is False  # the replayed state: the wrong candidate
+
+
+@pytest.mark.parametrize("consumer", ["diagnose", "collect"])
+@pytest.mark.parametrize("make", [_top_level_link, _logs_link], ids=["app-link", "logs-link"])
+def test_a_forged_archive_whose_sandbox_dir_is_a_link_reads_and_removes_nothing(
+    recorded, tmp_path, consumer, make
+):
+    canaries = HostCanaries(tmp_path / "host" / "verifier")
+    run = _copy(recorded, tmp_path)
+    traj = _plant(run, make(tmp_path / "forged.tar", canaries.root), WRONG[0])
+    found = _consume(consumer, traj, run, WRONG)
+    assert canaries.root.is_dir() and canaries.untouched(), canaries.changes()
+    assert found["status"] not in ESCAPED and found["source"] == "replay", found
+    assert found["resolved"] is False
 
 
 @pytest.mark.parametrize("consumer", ["diagnose", "collect"])

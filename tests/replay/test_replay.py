@@ -197,7 +197,8 @@ def test_replay_reports_evaluator_invalid_timeout_and_infra_error(backend, tmp_p
     (root / "task.toml").write_text(toml)
     task = load_task(root)
     assert task.verifier_timeout_s == 1.0
-    assert replay(traj, task, upto=(2, 0), backend=backend).status == "timeout"
+    # the tests ran out of time, and so did the oracle's (the control): the task cannot grade
+    assert replay(traj, task, upto=(2, 0), backend=backend).status == "evaluator_invalid"
 
     class EmptyRoot(BwrapBackend):  # the real backend, pointed at a root with no /usr
         def create(self, spec=None):

@@ -25,5 +25,8 @@ def test_similarity_and_summary() -> None:
         "calls_compared": 3,
         "exit_code_match": 0.5,
         "text_similarity": 0.75,
+        "exit_codes_compared": 2,
+        "exit_codes_matched": 1,
     }
-    assert summarize([]) == {"calls_compared": 0, "exit_code_match": None, "text_similarity": None}
+    assert summarize([]) == {"calls_compared": 0, "exit_code_match": None, "text_similarity": None,
+                             "exit_codes_compared": 0, "exit_codes_matched": 0}  # fmt: skip

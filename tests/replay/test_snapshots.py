@@ -1,16 +1,16 @@
 """Snapshot mode end to end: diagnose grades the recorded state at the boundary, not a replay.
 
-The rollout's candidate command is deliberately non-deterministic: it writes the oracle solution
-only while the clock is before a deadline a few seconds ahead, and the wrong one after it. The
-recorded run (before the deadline) is correct; a replay after the deadline rebuilds the wrong
-state. Diagnose must report the disagreement and use neither state for y_c (``state_conflict``,
+The rollout's candidate command depends on something no snapshot holds: it writes the oracle
+solution when a marker is in the sandbox's private /tmp (put there before the recording, as a
+clock, a random seed or a background process would differ), the wrong one otherwise. The
+recorded run is correct; a replay, in a fresh sandbox without the marker, rebuilds the wrong
+state (no clock involved, so a busy machine cannot turn the recording wrong). Diagnose must report the disagreement and use neither state for y_c (``state_conflict``,
 issue 26); with the fidelity check off, y_c comes from the snapshot alone.
 """
 
 from __future__ import annotations
 
 import shutil
-import time
 from pathlib import Path
 
 import pytest
@@ -37,11 +37,14 @@ def _bash(cmd: str) -> dict:
     return {"name": "bash", "arguments": {"command": cmd}}
 
 
-def _record(run_dir: Path, deadline: int) -> Path:
-    """A rollout with snapshots: explore, the clock-gated candidate, the check, submit."""
+MARKER = "/tmp/.recording-only"  # private /tmp: never part of a snapshot
+
+
+def _record(run_dir: Path) -> Path:
+    """A rollout with snapshots: explore, the marker-gated candidate, the check, submit."""
     oracle = write_and_run(TASK.solution_script, "s")
     wrong = write_and_run(TASK.wrong_solutions[0], "w")
-    gated = f'if [ "$(date +%s)" -le {deadline} ]; then\n{oracle}\nelse\n{wrong}\nfi'
+    gated = f"if [ -e {MARKER} ]; then\n{oracle}\nelse\n{wrong}\nfi"
     replies = [
         {"content": "Let me look first.", "tool_calls": [_bash("ls -la")]},
         {"content": "Writing the converter.", "tool_calls": [_bash(gated)]},
@@ -51,6 +54,7 @@ def _record(run_dir: Path, deadline: int) -> Path:
     cfg = LoopConfig(snapshot_dir=str(run_dir / "snapshots"))
     with BACKEND.create(spec_for(TASK)) as box:
         prepare(TASK, box)
+        box.put(MARKER, b"1")
         traj = AgentLoop(ScriptedModel(replies), box, cfg).run(
             TASK.instruction, workdir=TASK.workdir, task_id=TASK.id, traj_id="snap::1"
         )
@@ -80,12 +84,7 @@ def read_lines(path: Path) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory) -> Path:
-    run_dir = tmp_path_factory.mktemp("run")
-    deadline = int(time.time()) + 3
-    path = _record(run_dir, deadline)
-    while time.time() <= deadline + 1:  # the replay must run after the deadline
-        time.sleep(0.2)
-    return path
+    return _record(tmp_path_factory.mktemp("run"))
 
 
 def test_references_are_relative_content_addressed_and_deduplicated(recorded):
@@ -105,6 +104,11 @@ def test_a_snapshot_its_replay_contradicts_gives_no_y_c_and_says_so(recorded, tm
     assert line["decision"]["candidate_formed"] and line["decision"]["verification_triggered"]
     assert line["replay"]["source"] == "snapshot" and line["replay"]["status"] == "state_conflict"
     assert line["y_c_source"] is None and line["record"]["y_c"] is None  # neither side is used
+    # the boundary was decided from what the call changed between its snapshot and the one before
+    assert line["boundary_evidence"]["evidence"] == "state-diff", line["boundary_evidence"]
+    assert line["judge_kinds"] == {
+        j: "rule" for j in ("rules-changes", "rules-commands", "rules-narration")
+    }
     check = line["replay"]["fidelity_check"]
     assert check["replay_status"] == "ok" and check["replay_resolved"] is False
     assert check["y_c_agree"] is False and check["files_agree"] is False
@@ -142,7 +146,7 @@ def test_a_tampered_archive_is_not_graded_and_the_case_is_replayed(recorded, tmp
     traj = read_jsonl(moved / "trajectories.jsonl")[0]
     found = candidate_result(traj, TASK, (1, 0), BACKEND, moved)
     assert found["source"] == "replay" and "does not match its hash" in found["snapshot_untrusted"]
-    assert found["status"] == "ok" and found["resolved"] is False  # replay after the deadline
+    assert found["status"] == "ok" and found["resolved"] is False  # the replay: no marker
 
 
 def test_references_without_the_runs_manifest_are_never_opened(recorded, tmp_path):

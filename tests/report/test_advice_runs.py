@@ -157,4 +157,8 @@ def test_every_command_the_verdict_prints_on_real_logs_runs_or_says_what_is_miss
     assert "none of the 4 candidate states could be replayed (task_missing: 4)" in lines[0]
     text = cli(["summary", "logs"], cwd=real_run).stdout
     assert "build next: nothing" not in text  # self-verification was never measured
-    assert "HERO's unproductive share (8%) cannot be acted on: each of its 4 tasks" in text
+    block = text[text.index("google/gemini-3-pro-preview (4 trajectories)") :].split(
+        "\n  build next"
+    )[1]
+    assert block.startswith(": not decided (")  # HERO's gap is below 5% or blocked: said why
+    assert "check runs:" in text  # its failed reproduction runs are their own kind

@@ -84,6 +84,8 @@ def test_compare_takes_more_than_two_runs_and_falls_back_to_unpaired(runs, tmp_p
     proc = cli("run", "-o", str(c), "--policy", "careful", "--task", "json-to-csv", "--task",
                "word-frequency", "--name", "third")  # fmt: skip
     assert proc.returncode == 0, proc.stderr
+    runs = {orjson.loads(x)["run_id"] for x in (c / "trajectories.jsonl").read_bytes().splitlines()}
+    assert runs == {"third"}  # --name names the run
     proc = cli("compare", str(a), str(b), str(c), "--json", "--bootstrap", "100")
     assert proc.returncode == 0, proc.stderr
     ab, ac = json.loads(proc.stdout)["comparisons"]

@@ -39,7 +39,7 @@ def test_efficiency_only_directory_renders_efficiency_and_says_what_was_not_run(
     found = scan(tmp_path)
     assert [rel for rel, _ in found.files["efficiency"]] == ["eff.json"]
     html = render_run_dir(tmp_path).read_text()
-    assert "Unproductive turns by kind, per model" in html
+    assert "Unproductive turns by kind, and check runs" in html and "per model" in html
     assert "No logprobs in these trajectories" in html  # mini-swe-agent records none
     assert html.count("Not run:") == 5  # runs, tokens, verification, security, trajectories
     assert "agentpost.hero.analyze.analyze 0.1.0" in html

@@ -243,7 +243,7 @@ def test_report_sections_carry_their_producers(demo_dir) -> None:
     assert verdict.count("a scripted reference policy, not a model to train") >= 5
     # the heuristic-judge caveat is in the SCVD section itself, before its numbers
     scvd = html[html.index("<h2>Self-verification (SCVD)</h2>") :]
-    assert scvd.index("Caveat: Every judge is a variant of the offline heuristic") < scvd.index(
+    assert scvd.index("Caveat: Every judge is an offline rule seat, no model") < scvd.index(
         "Verification outcome matrix"
     )
     assert "judged by offline heuristics only" in html  # and flagged at a glance
@@ -338,6 +338,6 @@ def test_current_cli_outputs_of_each_area_render(demo_dir, tmp_path: Path) -> No
     assert f"{first['group']} · hasty: " in html
     # per group: its four rollouts (one per reference policy), three resolved (not hasty)
     assert f'<td class="l">{first["group"]}</td><td class="">4</td><td class="">3</td>' in html
-    assert "Caveat: Every judge is a variant of the offline heuristic" in html
+    assert "Caveat: Every judge is an offline rule seat, no model" in html
     assert "Behaviour rates on functionally correct trajectories" in html
     assert "read-only turns" in html and "agentpost.hero.analyze.analyze 0.1.0" in html

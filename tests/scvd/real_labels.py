@@ -8,7 +8,7 @@ from pathlib import Path
 
 from shared_data import TRAJECTORIES
 
-from agentpost.scvd.calibrate_io import default_panel
+from agentpost.scvd.calibrate_io import LEGACY_CONFIG, default_panel
 from agentpost.scvd.calibration import calibrate, judge_report
 from agentpost.scvd.examples import label
 from agentpost.scvd.heuristic import VARIANTS, annotate
@@ -55,10 +55,10 @@ def measure(cases, split: str | None = None) -> dict:
     orders = {p: c[2] for p, c in sel.items()}
     judges = {f"heuristic-{v}": {p: annotate(c[0], p, v) for p, c in sel.items()} for v in VARIANTS}
     doc = calibrate(labels, judges, orders)
-    doc["panel"] = judge_report(labels, default_panel(judges), orders)
+    doc["panel"] = judge_report(labels, default_panel(judges, LEGACY_CONFIG), orders)
     doc["misses"] = {
         name: sorted(p for p, a in got.items() if _wrong(a, labels[p])) for name, got in
-        [*judges.items(), ("panel", default_panel(judges))]
+        [*judges.items(), ("panel", default_panel(judges, LEGACY_CONFIG))]
     }  # fmt: skip
     return doc
 

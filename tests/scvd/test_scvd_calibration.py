@@ -76,15 +76,20 @@ def test_bundled_calibration_set_is_consistent_and_the_heuristic_is_measured() -
     assert len(labels) == len(trajs) == len(orders) >= 30
     for cid, lab in labels.items():
         assert consistency_errors(lab, trajs[cid]) == [], cid
-    doc = calibrate_files(BUNDLED_LABELS, [], heuristic_judges=True)
+    doc = calibrate_files(BUNDLED_LABELS, [], heuristic_judges=True, legacy=True)
     rep = doc["judges"]
     # Measured on this set (see data/README.md); a regression below these fails the test.
-    assert rep["heuristic-artifact"]["pooled_accuracy"] >= 0.95
-    assert rep["heuristic-artifact"]["boundary_exact"] >= 0.95
-    assert rep["heuristic-run"]["pooled_accuracy"] < rep["heuristic-artifact"]["pooled_accuracy"]
-    assert doc["arbiter"] == "heuristic-artifact"  # the default config's arbiter
-    panel = doc["panels"]["default panel (heuristic vote)"]  # scored, never the arbiter
-    assert panel["pooled_accuracy"] >= 0.95 and panel["boundary_exact"] >= 0.95
+    assert rep["rules-changes"]["pooled_accuracy"] >= 0.98
+    assert rep["rules-changes"]["boundary_exact"] == 1.0
+    assert rep["rules-commands"]["pooled_accuracy"] >= 0.95
+    assert rep["heuristic-artifact"]["pooled_accuracy"] >= 0.95  # the earlier rules, still scored
+    # the narration seat reads the agent's words: scripted policies say little, so it trails
+    assert rep["rules-narration"]["pooled_accuracy"] < rep["rules-commands"]["pooled_accuracy"]
+    assert doc["arbiter"] == "rules-changes"  # the best on these labels (on real ones: commands)
+    assert doc["seats"]["rules-commands"] == "rule"
+    panel = doc["panels"]["default panel (rule seats voting)"]  # scored, never the arbiter
+    assert panel["pooled_accuracy"] >= 0.98 and panel["boundary_exact"] == 1.0
+    assert set(panel["agreement"]) >= {"three_way_boundary", "three_way_semantics", "vote_rate"}
 
 
 def _row(task, z, y_c, y_f, I_c=True, I_v=True) -> dict:
@@ -157,14 +162,16 @@ def test_cli_calibrate_bundled_heuristic_reports_every_number() -> None:
     out = subprocess.run([AGENTPOST, "scvd", "calibrate", "bundled", "--heuristic"],
                          capture_output=True, text=True, check=True).stdout  # fmt: skip
     assert "(32 trajectories, 96 pooled decisions)" in out
-    header, *rows = out.split("\n\n")[1].splitlines()
+    header, *rows = out.split("\n\n")[2].splitlines()
     assert header.split("\t")[1:] == ["pooled", "strict", "I_c", "I_v", "z", "boundary exact",
                                       "±1 call", "abstained"]  # fmt: skip
-    names = [f"heuristic-{v}" for v in ("broad", "artifact", "run")]
-    assert [r.split("\t")[0] for r in rows] == [*names, "default panel (heuristic vote)"]
-    assert out.count("z confusion for heuristic-") == 3 and "label\\judge\terror" in out
+    names = [f"rules-{v}" for v in ("changes", "commands", "narration")]
+    assert [r.split("\t")[0] for r in rows] == [*names, "default panel (rule seats voting)"]
+    assert out.count("z confusion for rules-") == 3 and "label\\judge\terror" in out
+    assert "seats: rules-changes (rule), rules-commands (rule), rules-narration (rule)" in out
+    assert "agreement in default panel (rule seats voting): three-way on the boundary" in out
     assert "Krippendorff's alpha (nominal): {'candidate_formed'" in out
-    assert out.endswith("arbiter (highest pooled accuracy): heuristic-artifact\n")
+    assert out.endswith("arbiter (highest pooled accuracy): rules-changes\n")
 
 
 def test_cli_calibrate_bad_embedded_trajectory_names_the_line(tmp_path) -> None:

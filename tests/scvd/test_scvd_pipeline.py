@@ -223,7 +223,7 @@ def test_reference_policies_tell_the_expected_story(story) -> None:
     assert "scripted/hasty" in summary and "| macro 95% CI |" in summary
     # the default panel is three heuristic variants: the caveat is in both outputs
     caveat = doc["producer"]["caveat"]
-    assert "agentpost scvd calibrate bundled --heuristic" in caveat and caveat in summary
+    assert "agentpost scvd calibrate real --heuristic" in caveat and caveat in summary
     assert json.loads((tmp_path / "metrics.json").read_text())["producer"]["caveat"] == caveat
 
 
@@ -297,7 +297,7 @@ def test_killed_during_replays_resumes_without_asking_or_replaying_again(
     [
         (["missing.jsonl"], "missing.jsonl: no such trajectory file"),
         (["empty.jsonl"], "empty.jsonl: no trajectories to diagnose"),
-        (["t.jsonl", "--tasks", "./no/such/suite"], "./no/such/suite: not a task suite directory"),
+        (["t.jsonl", "--suite", "./no/such/suite"], "./no/such/suite: not a task suite directory"),
         (["t.jsonl", "--judges", "one.json"], "one.json: $.judges: the panel needs exactly three"),
     ],
 )
@@ -312,9 +312,14 @@ def test_diagnose_bad_input_is_one_line(tmp_path, args, says) -> None:
 
 
 def test_diagnose_cli_shows_progress_and_the_summary(tmp_path) -> None:
+    """...and, since the edge cases' task is in no suite, says in one line that no replay ran
+    (exit 1: the metrics that need a candidate's outcome are not measured), files written."""
     write_jsonl(tmp_path / "t.jsonl", [t for t, _ in CASES[:2]])
     out = subprocess.run([AGENTPOST, "diagnose", "t.jsonl", "-o", "run", "--bootstrap", "20"],
-                         cwd=tmp_path, capture_output=True, text=True, check=True)  # fmt: skip
+                         cwd=tmp_path, capture_output=True, text=True)  # fmt: skip
+    errors = [x for x in out.stderr.splitlines() if x.startswith("error:")]
+    assert out.returncode == 1 and len(errors) == 1, out.stderr
+    assert "none of the 2 candidate states could be replayed (task_missing: 2)" in errors[0]
     assert "annotate" in out.stderr and "100%" in out.stderr  # the rich progress bars
     summary = (tmp_path / "run/summary.md").read_text()
     assert out.stdout.startswith(summary) and "metrics.json" in out.stdout.splitlines()[-1]

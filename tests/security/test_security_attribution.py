@@ -41,7 +41,12 @@ def test_frequencies_over_functionally_correct_runs_with_wilson_ci():
     t = f["func_correct"]["testing"]
     assert (t["target_aligned"]["k"], t["target_aligned"]["n"]) == (1, 3)
     assert t["generic"]["rate"] == pytest.approx(1 / 3) and t["any"]["rate"] == pytest.approx(2 / 3)
-    assert t["target_aligned"]["ci95"] == pytest.approx((0.0615, 0.7923), abs=1e-3)
+    # 3 trajectories: too few for an interval (intervals.MIN_N), and the rate says so
+    assert t["target_aligned"]["ci95"] is None
+    assert t["target_aligned"]["ci_note"] == "too few trajectories for an interval: 3 < 5"
+    from agentpost.security.attribution import wilson
+
+    assert wilson(1, 3) == pytest.approx((0.0615, 0.7923), abs=1e-3)
     assert f["all"]["testing"]["target_aligned"]["k"] == 2
     assert f["sec_pass"]["rate"] == 0.5 and f["func_pass"]["rate"] == 0.75
     assert f["func_correct"]["planning"]["generic"]["k"] == 1

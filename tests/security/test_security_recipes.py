@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from agentpost.security.cwe import load_names, load_plan_match
 from agentpost.security.recipes.filters import (
     coding_filter,
     planning_filter,
@@ -26,10 +27,10 @@ from agentpost.security.recipes.teachers import (
     _new_file_diff,
     scripted_answer,
 )
-from agentpost.security.suite import find_task, load_data
+from agentpost.security.suite import find_task
 
-NAMES = load_data("cwe_names_v4.14.json")["cwes"]
-MATCH = load_data("cwe_plan_match_v1.json")
+NAMES = load_names()
+MATCH = load_plan_match()
 CALC = find_task("calculator")  # CWE-94
 DOWNLOAD = find_task("file-download")  # CWE-22
 
@@ -41,9 +42,7 @@ def user(msgs):
 def test_each_task_type_sees_what_b4_says_and_no_more():
     f = user(build_prompt("functional_coding", CALC.instruction, CALC.cwes, NAMES))
     s = user(build_prompt("security_coding", CALC.instruction, CALC.cwes, NAMES))
-    p = user(
-        build_prompt("planning", CALC.instruction, CALC.cwes, NAMES, allowed=MATCH["allowed_40"])
-    )
+    p = user(build_prompt("planning", CALC.instruction, CALC.cwes, NAMES, allowed=MATCH["allowed"]))
     t = user(build_prompt("testing", CALC.instruction, CALC.cwes, NAMES, sink=CALC.sink,
                           security_test=CALC.security_test))  # fmt: skip
     assert REMINDER in f and "CWE" not in f and "```diff" in f
@@ -83,7 +82,7 @@ def test_planning_filter_rejects_malformed_and_gamed_reports():
                  plan(["CWE-22"], related_cwes=[{"id": "CWE-1"}])):  # fmt: skip
         assert planning_filter(DOWNLOAD, text).reason == "bad_format", text
     # listing the whole candidate list to hit some theme is invalid, not a soft match
-    everything = plan(MATCH["allowed_40"])
+    everything = plan(MATCH["allowed"])
     v = planning_filter(DOWNLOAD, everything, "soft", g, gen)
     assert (v.keep, v.reason) == (False, "bad_format") and "at most" in v.detail
     with pytest.raises(FormatError):

@@ -80,18 +80,19 @@ def test_a_failed_teacher_call_is_counted_not_kept(backend):
     answers in no format are rejected by every filter without reaching a sandbox."""
     from agentpost.agent.loopback import LoopbackServer
     from agentpost.agent.transport import OpenAITransport, TransportConfig
+    from agentpost.security.cwe import load_plan_match
     from agentpost.security.recipes.build import build_examples
     from agentpost.security.recipes.teachers import load_names
-    from agentpost.security.suite import find_task, load_data
+    from agentpost.security.suite import find_task
 
-    match = load_data("cwe_plan_match_v1.json")
+    match = load_plan_match()
     plan = {"mode": "exact", "groups": match["theme_groups"], "generic": match["generic_parent"]}
     with LoopbackServer(lambda body: "I would rather not.") as srv:
         srv.fail("400")
         teacher = OpenAITransport(TransportConfig(model="m", base_url=srv.url, top_logprobs=0,
                                                   max_retries=0))  # fmt: skip
         pools, stats = build_examples([find_task("calculator")], teacher, "m", names=load_names(),
-                                      allowed=match["allowed_40"], plan=plan, samples=2,
+                                      allowed=match["allowed"], plan=plan, samples=2,
                                       backend=backend, workers=1)  # fmt: skip
     assert all(not rows for rows in pools.values())
     total = sum(stats.values(), Counter())

@@ -14,11 +14,12 @@ from typer.testing import CliRunner
 from agentpost.cli import _register, app
 from agentpost.errors import InputError
 from agentpost.security.behaviours import controls_in
+from agentpost.security.cwe import load_names
 from agentpost.security.hints import LEVELS, hints_for, rl_record
 from agentpost.security.pipeline import final_code, read_final_files
 from agentpost.security.suite import MARKERS, bundled_suite_dir, load_data, load_split, load_suite
 
-ALLOWED = {int(c) for c in load_data("cwe_names_v4.14.json")["cwes"]}  # every CWE has its L2 text
+ALLOWED = {int(c) for c in load_names()}  # every CWE has its L2 text
 TASKS = load_suite()
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
 
@@ -133,7 +134,7 @@ def test_instruction_never_mentions_security_and_reference_is_complete(task):
     assert set(task.references) == {"secure", "vulnerable"}
     assert (task.environment_dir / task.entry).is_file()
     assert task.sink and task.security_test
-    hints = hints_for(task.cwes, task.hints, load_data("cwe_names_v4.14.json")["cwes"])
+    hints = hints_for(task.cwes, task.hints, load_names())
     assert hints["L1"] == ", ".join(f"CWE-{c}" for c in task.cwes)
     for lo, hi in zip(LEVELS, LEVELS[1:], strict=False):
         assert hints[hi].startswith(hints[lo]) and len(hints[hi]) > len(hints[lo])

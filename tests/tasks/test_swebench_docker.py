@@ -195,3 +195,61 @@ def test_diagnose_takes_y_c_from_the_harness_grade(task, backend, tmp_path) -> N
     assert [recs[c]["record"]["y_c"] for c in ("toy-fix", "toy-wrong")] == [1, 0], recs
     report = recs["toy-wrong"]["replay"]["details"]["evaluator"]["report"]["toycalc-1"]
     assert report["tests_status"]["FAIL_TO_PASS"]["failure"] == ["tests/test_calc.py::test_add"]
+
+
+def test_fidelity_report_compares_exit_codes_final_diff_and_grade(task, suite, tmp_path) -> None:
+    """`agentpost replay --fidelity` on two recorded runs: one replays faithfully (every exit
+    code, the submission byte for byte, the official grade); the other recorded an exit code
+    and a submission its actions do not give, and a grade the replay does not reach."""
+    from typer.testing import CliRunner
+
+    from agentpost import cli
+    from agentpost.trajectory.io import write_jsonl
+
+    good = _trajectory(True)
+    good.outcome.details["submission"] = suite["gold"]  # what `sed a - b -> a + b` leaves
+    bad = _trajectory(False)
+    bad.outcome.details["submission"] = suite["gold"]
+    bad.turns[0].observations[0].exit_code = 1  # `cat calc.py` recorded as failing
+    write_jsonl(tmp_path / "trajs.jsonl", [good, bad])
+    (tmp_path / "report.json").write_text(json.dumps({"toycalc-1": {"resolved": True}}))
+    args = ["replay", tmp_path / "trajs.jsonl", "--suite", suite["root"], "--fidelity",
+            "--backend", "docker", "--official", tmp_path / "report.json", "-o", tmp_path / "out"]  # fmt: skip
+    cli._register()
+    res = CliRunner().invoke(cli.app, [str(a) for a in args])
+    assert res.exit_code == 0, res.output
+    doc = json.loads((tmp_path / "out" / "fidelity.json").read_text())
+    assert doc["format"] == "agentpost.replay-fidelity/1"
+    rows = {r["trajectory"]: r for r in doc["trajectories"]}
+    ok, wrong = rows["toy-fix"], rows["toy-wrong"]
+    assert (ok["status"], ok["exit_codes_matched"], ok["exit_codes_compared"]) == ("ok", 4, 4)
+    assert ok["diff_equal"] is True and ok["resolved"] is True
+    assert (ok["grade_reference"], ok["grade_match"]) == ("official", True)
+    assert wrong["exit_mismatches"] == [[0, 0, 1, 0]] and wrong["exit_codes_matched"] == 3
+    assert wrong["diff_equal"] is False and wrong["diff_equal_content"] is False
+    assert wrong["resolved"] is False and wrong["grade_match"] is False
+    assert doc["summary"]["diff_equal"] == {"yes": 1, "of": 2}
+    assert "toy-fix" in res.output and "4/4" in res.output  # the table
+    # resumable: a rerun replays nothing (both results are in the store)
+    res = CliRunner().invoke(cli.app, [str(a) for a in args])
+    assert res.exit_code == 0 and json.loads((tmp_path / "out" / "fidelity.json").read_text())[
+        "trajectories"] == doc["trajectories"]  # fmt: skip
+
+
+def test_an_openhands_run_replays_through_its_workspace_link(task, backend) -> None:
+    """OpenHands works in /workspace/<owner>__<name>__<version> (a link to /testbed that its
+    own setup script makes) and writes scratch files in /workspace: both replay, and the grade
+    sees the fix and none of the scratch files."""
+    ws = "/workspace/agentpost-test__toycalc__0.1"
+    traj = build("oh-fix", [
+        [(f"cd {ws} && grep -n 'a - b' calc.py", "2:    return a - b\n", 0)],
+        [(f"sed -i 's/a - b/a + b/' {ws}/calc.py", "", 0)],
+        [("echo 'from calc import add; print(add(2, 3))' > /workspace/repro.py && "
+          "python /workspace/repro.py", "5\n", 0)],
+        [("ls /agentpost-test__toycalc/calc.py", "/agentpost-test__toycalc/calc.py\n", 0)],
+    ], task="toycalc-1", resolved=True)  # fmt: skip
+    traj.agent = "openhands"
+    res = replay(traj, task, backend=backend)
+    assert res.status == "ok" and res.resolved is True, res
+    assert res.fidelity["exit_codes_matched"] == 4, res.details
+    assert "repro.py" not in res.details["evaluator"]["patch"]

@@ -35,7 +35,8 @@ def test_instance_fields_parse_and_published_json_lists_are_read() -> None:
     "change, where",
     [({"repo": "nope"}, "line 2.repo"), ({"base_commit": "main"}, "line 2.base_commit"),
      ({"FAIL_TO_PASS": "[1"}, "line 2.FAIL_TO_PASS"), ({"version": None}, "line 2.version"),
-     ({"instance_id": "../x"}, "line 2.instance_id")],
+     ({"instance_id": "../x"}, "line 2.instance_id"), ({"version": "../../etc"}, "line 2.version"),
+     ({"version": "1 $(id)"}, "line 2.version")],
 )  # fmt: skip
 def test_a_bad_field_is_an_input_error_naming_file_and_place(change, where) -> None:
     with pytest.raises(InputError) as e:
@@ -49,6 +50,22 @@ def test_python_version_choice_records_a_substitution() -> None:
     assert choose_release("3.10", both) == ("bookworm", "python 3.10 -> 3.11 (bookworm)")
     assert choose_release("3.9", ("bookworm",))[1] == "python 3.9 -> 3.11 (bookworm)"
     assert choose_release("3.13", both) == ("bookworm", "python 3.13 -> 3.11 (bookworm)")
+
+
+@pytest.mark.parametrize("python, release", [("3.9", "bullseye"), ("3.11", "bookworm"),
+                                             ("3.13", "trixie")])  # fmt: skip
+def test_each_python_builds_on_the_release_that_ships_it(python, release) -> None:
+    """No substitution where a Debian release ships the spec's Python: the image's FROM is that
+    release's build base (``sandbox.images``), and the plan records no deviation."""
+    from agentpost.sandbox.images import base_tag
+    from agentpost.tasks.swebench import env, image
+
+    got, deviation = choose_release(python, env.releases())
+    assert (got, deviation) == (release, None)
+    assert image.dockerfile(image.base_name(got)).startswith(
+        f"FROM {base_tag('build', suite=release)}\n"
+    )
+    assert release in image.base_name(got) or release == "bookworm"
 
 
 def test_clean_copy_holds_nothing_after_base_commit(tmp_path) -> None:
@@ -97,3 +114,35 @@ def test_suite_errors_name_the_file(tmp_path) -> None:
     with pytest.raises(InputError, match="no instance loads"):
         load_suite(tmp_path, errors)
     assert "repos.a/b: no local clone for a__b-1" in str(errors[0])
+
+
+def test_official_grades_read_the_harness_reports_and_refuse_what_they_are_not(tmp_path) -> None:
+    from agentpost.tasks.swebench.reports import official_grades
+
+    logs = tmp_path / "logs"
+    for iid, ok in (("a__b-1", True), ("a__b-2", False)):
+        (logs / iid).mkdir(parents=True)
+        (logs / iid / "report.json").write_text(json.dumps({iid: {"resolved": ok, "x": 1}}))
+    assert official_grades(logs) == {"a__b-1": True, "a__b-2": False}
+    assert official_grades(logs / "a__b-2" / "report.json") == {"a__b-2": False}
+    summary = tmp_path / "run.json"
+    summary.write_text(json.dumps({"resolved_ids": ["a__b-1"], "completed_ids": ["a__b-1", "c-3"]}))
+    assert official_grades(summary) == {"a__b-1": True, "c-3": False}
+    bare = tmp_path / "bare" / "x__y-9"  # a published run's layout: the folder names the instance
+    bare.mkdir(parents=True)
+    (bare / "report.json").write_text(json.dumps({"resolved": True, "tests_status": {}}))
+    assert official_grades(tmp_path / "bare") == {"x__y-9": True}
+    (logs / "dup").mkdir()
+    (logs / "dup" / "report.json").write_text(json.dumps({"a__b-1": {"resolved": False}}))
+    with pytest.raises(InputError, match="grades this instance otherwise"):
+        official_grades(logs)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"a__b-1": {"resolved": "yes"}}))
+    with pytest.raises(InputError) as e:
+        official_grades(bad)
+    assert e.value.path == str(bad) and e.value.where == "a__b-1"
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError, match="no report.json"):
+        official_grades(tmp_path / "empty")
+    with pytest.raises(InputError, match="no such file"):
+        official_grades(tmp_path / "nowhere")

@@ -104,9 +104,10 @@ echo 'def test_x(): pass' > /tests/test_fake.py                          # a fak
 true
 """
 # Harbor gives the agent a writable root (its tests check what solutions install system-wide),
-# so a startup hook in the system site-packages is the agent's to plant. That the verifier must
-# still not run it is #26's verifier namespace; until it lands this attack wins on TB1's runner
-# (python3 -m pytest exits 0 at startup, the runner prints PASSED from the exit status).
+# so a startup hook in the system site-packages is the agent's to plant, and the tests' python3
+# runs it (python3 -m pytest exits 0 at startup, TB1's runner prints PASSED from the exit
+# status). It earns nothing: the run's report lacks every test the oracle's run (the control)
+# reported, so the outcome is the agent's 0 (tasks/outcome.py).
 SYSTEM_HOOK = r"""#!/bin/bash
 for d in $(python3 -c 'import site; print(" ".join(site.getsitepackages()))'); do
   mkdir -p "$d" && printf 'import os; os._exit(0)\n' > "$d/x.pth"
@@ -136,11 +137,6 @@ def test_a_do_nothing_agent_cannot_grade_itself_on_docker(docker, tmp_path):
     _attack(docker, tmp_path, ATTACK, paths)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="#26 B: the verifier still runs a startup hook the agent planted in the "
-    "system site-packages of Harbor's writable root (TB1's runner then prints PASSED)",
-)
 @pytest.mark.timeout(600)
 def test_a_system_site_startup_hook_cannot_grade_the_agent_on_docker(docker, tmp_path):
     _attack(docker, tmp_path, SYSTEM_HOOK, (TB1 / "aider_polyglot-polyglot_python_affine-cipher",))

@@ -18,7 +18,7 @@ from agentpost.cli import _register, app
 from agentpost.tasks.loader import load_suite, load_task
 
 SHAPES = Path(__file__).resolve().parent / "fixtures" / "harbor-shapes"
-KEEP = "service-left-running"  # needs the verifier's kept servers (#26 B)
+KEEP = "service-left-running"  # the verifier keeps the servers the agent left (#26 B)
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +47,6 @@ def test_every_shape_grades_oracle_1_and_nop_0_on_docker(docker):
     assert all(r["unservable"] == [] for r in result["tasks"]), result["tasks"]
 
 
-@pytest.mark.xfail(strict=True, reason="#26 B: processes the agent leaves running are killed")
 @pytest.mark.timeout(600)
 def test_a_server_the_solution_leaves_running_is_there_for_the_tests(docker):
     from agentpost.tasks.check import check_task

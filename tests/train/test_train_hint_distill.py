@@ -9,8 +9,8 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("trl")
 
+from agentpost.security.cwe import load_names  # noqa: E402
 from agentpost.security.hints import hint  # noqa: E402
-from agentpost.security.suite import load_data  # noqa: E402
 from agentpost.train.divergences import js_skew  # noqa: E402
 from agentpost.train.hint_context import RELEASE_TEMPLATE, hint_block  # noqa: E402
 from agentpost.train.hint_distill import (  # noqa: E402
@@ -26,7 +26,7 @@ from agentpost.train.securevibe_rl import (  # noqa: E402
 )
 
 G = 2
-NAMES = load_data("cwe_names_v4.14.json")["cwes"]
+NAMES = load_names()
 
 
 def l4(task) -> str:

@@ -86,3 +86,25 @@ def test_synthetic_subagent_file():
     assert t.id == f"{SESSION}:a1b2c3d4" and t.metadata["parent_session_id"] == SESSION
     assert (t.totals.turns, t.totals.input_tokens, t.totals.output_tokens) == (2, 4356, 100)
     assert t.model == "claude-haiku-4-5-20251001"
+
+
+def test_content_blocks_of_a_type_not_known_here_are_named_not_dropped_silently(tmp_path):
+    """A later layout that renames its blocks (``tool_use`` → ``tool_call``) must not import as a
+    session without tool calls and say nothing: each unknown block type is named with its line
+    and field in the import's warnings."""
+    text = (
+        STREAM.read_text()
+        .replace('"tool_use"', '"tool_call"')
+        .replace('"tool_result"', '"tool_output"')
+    )
+    path = tmp_path / "renamed.jsonl"
+    path.write_text(text)
+    (t,) = import_file(path)
+    warnings = t.metadata["import"].get("warnings", [])
+    named = {msg.split("'")[1]: place for place, msg in warnings if "not known here" in msg}
+    assert set(named) == {"tool_call", "tool_output"}, warnings
+    assert all(
+        place.startswith("line ") and "$.message.content" in place for place in named.values()
+    )
+    (honest,) = import_file(STREAM)
+    assert not any("not known here" in m for _, m in honest.metadata["import"].get("warnings", []))

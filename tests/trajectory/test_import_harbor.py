@@ -1,12 +1,14 @@
 """Harbor job/trial folders and Terminal-Bench 1 run folders (synthetic layouts, labelled in
-tests/data/synthetic/README.md; the gemini-cli session inside the Harbor trial is the real file
-from harbor's RFC 0001)."""
+tests/data/synthetic/README.md). The native gemini-cli session of the Harbor trial is the real
+file from harbor's RFC 0001: it lives in ../shared/data only, and the tests that need it put it
+into a copy of the trial (``gem_job``)."""
 
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from shared_data import TRAJECTORIES
 
 from agentpost.trajectory.importing import import_paths
@@ -17,12 +19,23 @@ GEM_TRIAL = GEM_JOB / "hello-world__gEm1n1x"
 T2_TRIAL = SYN / "harbor-terminus" / "2025-11-21__09-00-00" / "hello-world__t2EpIsd"
 TB1_RUN = SYN / "tb1" / "runs" / "2025-07-15__12-00-00"
 BIN = Path(sys.executable).with_name("agentpost")
+GEM_NATIVE = Path("gemini-cli") / "harbor-rfc-0001" / "gemini-cli-trajectory.json"
 
 
-def test_trial_imports_once_from_its_atif_copy():
+@pytest.fixture()
+def gem_job(shared_data, tmp_path) -> Path:
+    """A copy of the synthetic Harbor job with the real native session beside its ATIF copy."""
+    job = tmp_path / GEM_JOB.name
+    shutil.copytree(GEM_JOB, job)
+    native = job / GEM_TRIAL.name / "agent" / "gemini-cli.trajectory.json"
+    shutil.copy(shared_data / "trajectories" / GEM_NATIVE, native)
+    return job
+
+
+def test_trial_imports_once_from_its_atif_copy(gem_job):
     """Harbor keeps the native gemini-cli session and its ATIF conversion side by side; the
     trial is one trajectory, not two (turns and tokens would double)."""
-    r = import_paths([GEM_JOB])
+    r = import_paths([gem_job])
     assert not r.errors and len(r.trajectories) == 1
     (t,) = r.trajectories
     assert t.source.format == "atif" and t.totals.turns == 1
@@ -52,9 +65,8 @@ def test_trial_joined_with_result_and_ctrf():
     assert t.totals.reasoning_tokens == 0
 
 
-def test_without_its_atif_copy_the_native_log_imports(tmp_path):
-    trial = tmp_path / "job" / "t1"
-    shutil.copytree(GEM_TRIAL, trial)
+def test_without_its_atif_copy_the_native_log_imports(gem_job):
+    trial = gem_job / GEM_TRIAL.name
     (trial / "agent" / "trajectory.json").unlink()
     (t,) = import_paths([trial]).trajectories
     assert t.source.format == "gemini-cli" and t.task_id == "hello-world" and t.outcome.resolved

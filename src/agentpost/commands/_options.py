@@ -46,7 +46,7 @@ def suite_dir(value: str | Path) -> Path:
             return bundled[value]
         raise InputError(value, "--suite", "no suite directory or bundled suite of that name "
                          f"(bundled: {', '.join(bundled)})")  # fmt: skip
-    raise InputError(value, "--suite", "not a task suite directory")
+    raise InputError(value, None, "not a task suite directory")
 
 
 def suite_dirs(values: list | None) -> list[Path] | None:
@@ -122,7 +122,8 @@ def read_trajectory_files(
     trajectory once (``trajectory.select.read_files`` warns about repeats), only ``agents`` and
     ``tasks`` when given; a missing file or no trajectory at all is an ``InputError`` (``empty``
     says what was expected). The folders are what recorded snapshot references resolve against."""
-    from agentpost.trajectory.select import read_files, select
+    from agentpost.trajectory.inputs import read_files
+    from agentpost.trajectory.select import select
 
     trajs, roots = [], {}
     for f, batch in read_files(files):

@@ -93,7 +93,7 @@ def efficiency(
 ) -> None:
     """Token efficiency, unproductive behaviours and entropy association per trajectory and agent."""
     from agentpost.hero.analyze import Analysis
-    from agentpost.trajectory.select import Stream
+    from agentpost.trajectory.inputs import Stream
 
     if entropy_tokens not in ("all", "action_only"):
         raise InputError(

@@ -87,8 +87,10 @@ def calibrate_cmd(
     labels: Annotated[
         Path,
         typer.Argument(
-            help="JSONL of hand-checked annotations (8 fields, optional call_order, trajectory); "
-            "'bundled' = the calibration set shipped with agentpost."
+            help="JSONL of hand-checked annotations (8 fields, optional call_order, trajectory), "
+            "or real labels that name their trajectory by path; 'bundled' = the scripted "
+            "calibration set shipped with agentpost, 'real' = the hand labels of real public "
+            "trajectories shipped with it (read from --data-root)."
         ),
     ],
     annotations: Annotated[
@@ -101,18 +103,46 @@ def calibrate_cmd(
         bool,
         typer.Option(
             "--heuristic",
-            help="Also run the heuristic variants on the labels' embedded trajectories.",
+            help="Also run the default panel's rule seats on the labelled trajectories.",
         ),
+    ] = False,
+    data_root: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--data-root",
+            help="Where real labels' trajectory paths are read (repeatable; first hit wins). "
+            "Default: ../shared/data/trajectories beside the current directory.",
+        ),
+    ] = None,
+    split: Annotated[
+        str,
+        typer.Option(
+            help="Real labels only: tune | heldout | all, or one batch: v1-tune | v1-heldout | "
+            "v2-heldout."
+        ),
+    ] = "all",
+    legacy: Annotated[
+        bool,
+        typer.Option("--legacy", help="With --heuristic: also score the heuristic/3 variants."),
     ] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """Judge accuracy against labels: pooled, strict, per field, boundary, z confusion, α, arbiter."""
-    from agentpost.scvd import calibrate_io
+    """Judge accuracy against labels: each seat alone, the panels, their agreement, the arbiter.
+
+    Per seat and panel: pooled, strict, per field, boundary, z confusion; Krippendorff's alpha."""
+    from agentpost.scvd import calibrate_io, real_labels
     from agentpost.scvd.diagnose_out import calibration_text
 
     if str(labels) == "bundled" and not labels.exists():
         labels = calibrate_io.BUNDLED_LABELS
-    doc = calibrate_io.calibrate_files(labels, annotations or [], heuristic)
+    if str(labels) == "real" and not labels.exists():
+        labels = real_labels.LABELS
+    if split not in ("all", *real_labels.SPLITS, *real_labels.BATCHES):
+        choices = ", ".join(("all", *real_labels.SPLITS, *real_labels.BATCHES))
+        raise InputError(None, "--split", f"choose from {choices}")
+    doc = calibrate_io.calibrate_files(
+        labels, annotations or [], heuristic, data_root, split, legacy
+    )
     if json_out:
         _print_json(doc)
     else:
@@ -203,7 +233,8 @@ def _no_replay_ran(doc: dict) -> str | None:
         if status.get("task_missing")
         else ""
     )
-    return f"none of the {total} candidate states could be replayed ({why}): nothing measured{hint}"
+    return (f"none of the {total} candidate states could be replayed ({why}): nothing that needs "
+            f"the candidate's outcome (ICA, EDR, ESP, CPR, VPR, RSR) is measured{hint}")  # fmt: skip
 
 
 def _all_judge_calls_failed(doc: dict) -> str | None:

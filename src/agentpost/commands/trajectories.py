@@ -150,7 +150,7 @@ def show_cmd(
         trajs = select(list(trajs), agents, tasks)
     for t in trajs:
         if id is None or t.id == id:
-            render(t, Console(width=None if sys.stdout.isatty() else 120), full)  # prose: wrapped
+            render(t, Console(), full)
             return
     if id is None:
         raise InputError(file, "byte 0", "no trajectories (empty file)")

@@ -25,6 +25,7 @@ from typing import Any
 
 from agentpost.demo.files import write_json
 from agentpost.demo.model import Demo
+from agentpost.intervals import RESAMPLES
 
 MODEL = "scripted/loopback-fake-model"
 SCRIPTS = ("careful", "wasteful")  # few unproductive turns, many: the association has both
@@ -97,7 +98,7 @@ def stage_loopback(d: Demo):
     if res.errors:
         raise RuntimeError(f"{len(res.errors)} loopback rollouts failed: {res.errors[0]['error']}")
     trajs = read_jsonl(run_dir / TRAJECTORIES)
-    doc = analyze(trajs, n_boot=200, inputs=[f"loopback/{TRAJECTORIES}"])
+    doc = analyze(trajs, n_boot=RESAMPLES, inputs=[f"loopback/{TRAJECTORIES}"])
     doc["note"] = NOTE
     dest = run_dir / "efficiency.json"
     write_json(dest, doc)

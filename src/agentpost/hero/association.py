@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from agentpost.hero.terms import segment_percentile
-from agentpost.intervals import RESAMPLES
+from agentpost.intervals import MIN_N, RESAMPLES
 
 BEHAVIOURS = ("repeated_call", "over_exploration", "tool_error", "unproductive")
 
@@ -80,8 +80,8 @@ def _bootstrap_ci(
 ) -> list[float] | None:
     """Percentile CI of r, resampling trajectories with replacement."""
     ids = np.unique(traj)
-    if len(ids) < 2 or n_boot <= 0 or point_biserial(flag, h) is None:
-        return None
+    if len(ids) < MIN_N or n_boot <= 0 or point_biserial(flag, h) is None:
+        return None  # below intervals.MIN_N trajectories: too few for an interval
     rng = np.random.default_rng(seed)
     # the turns of trajectory j are order[start[j]:start[j] + size[j]] (ascending, as
     # np.flatnonzero(traj == ids[j]) gives them): one sort, not one scan of K turns per trajectory
@@ -102,4 +102,4 @@ def _bootstrap_ci(
         return None
     a = (1 - ci) / 2 * 100
     lo, hi = np.percentile(stats, [a, 100 - a])
-    return [float(lo), float(hi)]
+    return [float(lo), float(hi)] if hi - lo > 1e-12 else None  # never a zero-width 95% CI

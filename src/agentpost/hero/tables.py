@@ -62,7 +62,7 @@ def print_efficiency(doc: dict) -> None:
             "TRS = R / sqrt(1 + C); cost/task in the prices' unit, see --price-* (per 1M tokens); price/tok vs base "
             "= price of one token relative to --baseline, lower with more cache hits, not the "
             "cost of a task)",
-            ["model", "n", "R%", "C (M)", "TRS", "cache%", "cost/task", "price/tok vs base"],
+            ["agent", "n", "R%", "C (M)", "TRS", "cache%", "cost/task", "price/tok vs base"],
             [
                 [
                     _fmt(m["model"]),
@@ -96,7 +96,7 @@ def print_efficiency(doc: dict) -> None:
     console.print(
         _table(
             "Efficiency variation among the resolved rollouts (res of n) of each task",
-            ["model / task", "n", "res", "TRS", "Cmax/Cmin", "p90/p10", "CV"],
+            ["agent / task", "n", "res", "TRS", "Cmax/Cmin", "p90/p10", "CV"],
             [
                 [
                     f"{_fmt(r['model'])} / {_fmt(r['task_id'])}",

@@ -127,18 +127,28 @@ def _add(tar: tarfile.TarFile, rfd: int, key: str, name: str, st: os.stat_result
 
 
 def extract(src: str | int, dest: str, allowed: list[str] | None = None, *,
-            bounds: Bounds = Bounds(), keep_owner: bool | None = None) -> Extracted:  # fmt: skip
+            skip: tuple[str, ...] = (), bounds: Bounds = Bounds(),
+            keep_owner: bool | None = None) -> Extracted:  # fmt: skip
     """Unpack archive ``src`` (a path or an open fd) under existing host dir ``dest``, only the
-    members under the ``allowed`` sandbox dirs (all when None). Refuses the whole archive
-    (``UnsafeKey`` / ``LinkRefused`` / ``TooLarge``, all ``Refused``) at the first member it
-    cannot place safely; what was already written stays under ``dest`` only."""
+    members under the ``allowed`` sandbox dirs (all when None) and not under ``skip``. Refuses
+    the whole archive (``UnsafeKey`` / ``LinkRefused`` / ``TooLarge``, all ``Refused``) at the
+    first member it cannot place safely; what was already written stays under ``dest`` only.
+
+    Each ``allowed`` dir is made a real directory under ``dest`` before the first member, and
+    a member that would replace it (a link ``app -> /home``) is refused: a caller may then use
+    ``dest/<allowed dir>`` by path (copy it into a sandbox, remove a part of it) and reach only
+    what the archive unpacked, never a host dir a link names."""
     prefixes = [normalise_key(a.strip("/")) for a in allowed] if allowed is not None else None
+    skipped = [normalise_key(k.strip("/")) for k in skip]
     keep_owner = os.geteuid() == 0 if keep_owner is None else keep_owner
     out, total = Extracted(), 0
     regular: dict[str, tarfile.TarInfo] = {}  # hard links name these, never the disk
     dir_modes: dict[str, tarfile.TarInfo] = {}
     rfd = open_root(dest)
     try:
+        for top in prefixes or ():
+            with descend(rfd, split_key(top), create=True, where=top):
+                pass
         with _open_tar(src) as tar:
             for i, m in enumerate(tar):
                 if i >= bounds.max_entries:
@@ -152,7 +162,7 @@ def extract(src: str | int, dest: str, allowed: list[str] | None = None, *,
                         raise LinkRefused(f"hard link {key[:200]!r} names no file before it")
                 if m.isreg():
                     regular[key] = m
-                if prefixes is not None and not under(key, prefixes):
+                if (prefixes is not None and not under(key, prefixes)) or under(key, skipped):
                     continue
                 if m.isreg() or m.islnk():
                     total += source.size

@@ -18,11 +18,12 @@ A judge's ``kind`` is looked up in ``JUDGE_KINDS`` through the one component loa
 the method's own offline annotator (``judges.base.HeuristicSeat``): SCVD fills it with a
 variant of its heuristic, SecureVibe with its pre-label heuristic.
 
-The embedded default (no file) is offline: the three heuristic variants (``broad``,
-``artifact``, ``run``), arbiter ``artifact`` (the variant with the highest pooled accuracy on
-the bundled calibration file; ``scvd calibrate`` re-measures it). The three share most rules,
-so their agreement overstates what independent judges would give: ``HEURISTIC_CAVEAT`` goes into
-the summary and the ``producer`` block of ``metrics.json``.
+The embedded default (no file) is offline: SCVD's three rule seats (``changes``, ``commands``,
+``narration``: what each call changed, the commands and outputs, the agent's own words),
+arbiter ``rules-commands`` (the seat with the highest pooled accuracy on the tune split of the
+real labels; ``scvd calibrate real`` re-measures it). They share the change records, so their
+agreement overstates what independent judges would give: ``HEURISTIC_CAVEAT`` goes into the
+summary and the ``producer`` block of ``metrics.json``.
 
 Layer: io.
 """
@@ -48,19 +49,21 @@ from agentpost.prices import Prices
 
 DEFAULT_CONFIG: dict[str, Any] = {
     "judges": [
-        {"id": "heuristic-broad", "kind": "heuristic", "variant": "broad"},
-        {"id": "heuristic-artifact", "kind": "heuristic", "variant": "artifact"},
-        {"id": "heuristic-run", "kind": "heuristic", "variant": "run"},
+        {"id": "rules-changes", "kind": "heuristic", "variant": "changes"},
+        {"id": "rules-commands", "kind": "heuristic", "variant": "commands"},
+        {"id": "rules-narration", "kind": "heuristic", "variant": "narration"},
     ],
-    "arbiter": "heuristic-artifact",
+    "arbiter": "rules-commands",
     "concurrency": 4,
 }
 HEURISTIC_CAVEAT = (
-    "Every judge is a variant of the offline heuristic annotator (rules over commands, outputs "
-    "and edits, no model). The variants share most rules, so their agreement overstates what "
-    "independent judges would give, and a clean exit whose output visibly contradicts the task "
-    "reads as a pass. Their accuracy is measured, not assumed: run `agentpost scvd calibrate "
-    "bundled --heuristic` (or on your own labels) before trusting these numbers."
+    "Every judge is an offline rule seat, no model: one reads what each call changed, one the "
+    "commands and their outputs, one the agent's own words (scvd.seats). They take the candidate "
+    "from the same change records, so they agree on boundaries more than independent judges "
+    "would, and an output that contradicts the task only to a reader of the code reads as a "
+    "pass. Their accuracy is measured, not assumed: `agentpost scvd calibrate real --heuristic` "
+    "scores them on hand-labelled real trajectories (tune and held-out splits); label your own "
+    "agent's runs before trusting these numbers."
 )
 _OPENAI_KEYS = {"model", "base_url", "api_key_env", "max_tokens", "extra_body", "json_mode",
                 "timeout_s", "max_retries", "backoff_s"}  # fmt: skip

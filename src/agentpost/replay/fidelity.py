@@ -61,8 +61,9 @@ def compare(
 
 
 def summarize(calls: list[CallFidelity]) -> dict:
-    """``{"calls_compared", "exit_code_match", "text_similarity"}``: fractions and means over
-    the calls that have something to compare (None when none has)."""
+    """``{"calls_compared", "exit_code_match", "text_similarity", "exit_codes_compared",
+    "exit_codes_matched"}``: fractions and means over the calls that have something to compare
+    (None when none has), and the counts behind the exit-code fraction."""
     exits = [c.exit_match for c in calls if c.exit_match is not None]
     sims = [c.text_similarity for c in calls if c.text_similarity is not None]
     return {
@@ -71,4 +72,6 @@ def summarize(calls: list[CallFidelity]) -> dict:
         ),
         "exit_code_match": round(sum(exits) / len(exits), 4) if exits else None,
         "text_similarity": round(sum(sims) / len(sims), 4) if sims else None,
+        "exit_codes_compared": len(exits),
+        "exit_codes_matched": sum(exits),
     }

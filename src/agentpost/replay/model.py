@@ -36,6 +36,7 @@ class CallRecord:
     error: str | None = None
     screen: str | None = None  # keystrokes: the whole tmux screen after the call
     fidelity: CallFidelity | None = None
+    recorded_exit: int | None = None  # the exit code the trajectory recorded for the call
     unfaithful: bool = False  # skipped although it may have changed state
 
 

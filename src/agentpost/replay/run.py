@@ -111,6 +111,7 @@ def _is_swe_agent(traj: Trajectory) -> bool:
 def _fidelity(rec: CallRecord, p: PlannedCall) -> None:
     if rec.action == "replayed" and p.observation is not None:
         obs = p.observation
+        rec.recorded_exit = obs.exit_code
         rec.fidelity = fidelity.compare(obs.text, obs.exit_code, rec.text, rec.exit_code)
 
 
@@ -236,6 +237,12 @@ def _result(
         details={
             "timed_out_calls": [[c.step, c.call_index] for c in log.calls if c.timed_out],
             "unfaithful_calls": [[c.step, c.call_index] for c in log.unfaithful],
+            # [step, call, recorded exit code, replayed exit code] where the two differ
+            "exit_mismatches": [
+                [c.step, c.call_index, c.recorded_exit, c.exit_code]
+                for c in log.calls
+                if c.fidelity is not None and c.fidelity.exit_match is False
+            ],
             # what the evaluator said beyond the reward (SWE-bench: the candidate patch, report)
             **({"evaluator": evaluator} if evaluator else {}),
         },  # fmt: skip

@@ -30,7 +30,6 @@ Layer: io.
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -68,11 +67,10 @@ def restore_state(sandbox: Sandbox, archive: str | Path, *, clear: bool = False)
     when ``clear``, copied in through ``put_dir``, so it works on every backend."""
     allowed = [d for d in sandbox.spec.writable_dirs if d not in VERIFIER_DIRS]
     with tempfile.TemporaryDirectory(prefix="agentpost-snapstate-") as tmp:
-        unarchive(str(archive), tmp, allowed, bounds_for(sandbox.spec.limits.disk_bytes))
+        unarchive(str(archive), tmp, allowed, bounds_for(sandbox.spec.limits.disk_bytes),
+                  skip=VERIFIER_SUBDIRS)  # fmt: skip
         if clear:
             clear_writable(sandbox)
-        for sub in VERIFIER_SUBDIRS:
-            shutil.rmtree(os.path.join(tmp, sub), ignore_errors=True)
         for d in allowed:
             host = os.path.join(tmp, d.strip("/"))
             if os.path.isdir(host):
@@ -132,6 +130,8 @@ def fidelity_check(
     """Replay the same boundary and compare it with the snapshot: verdicts and file contents."""
     try:
         rep, man = replayed_state(traj, task, upto, backend, spec)
+    except Refused as e:  # the replayed state is over the bound: no comparison, no fault
+        return {"replay_status": "refused", "message": str(e)}
     except Exception as e:
         return {"replay_status": "infra_error", "message": f"{type(e).__name__}: {e}"}
     snap_man = _comparable(snapshot_store.contents(archive))

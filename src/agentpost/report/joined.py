@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agentpost.intervals import UNKNOWN
+from agentpost.intervals import RESAMPLES, UNKNOWN
 from agentpost.report import rundata, verdict, verdict_view, viewer
 from agentpost.report.html import Section
 from agentpost.trajectory.model import Trajectory
@@ -63,7 +63,7 @@ def sections(run_dir: Path, data: rundata.RunData, gather: Gather) -> list[Secti
             for r in data.rows.values()]  # fmt: skip
     doc = verdict.verdict(rows, data.records, data.grades, suite=data.suite)
     view = viewer_section(data, gather)
-    docs = [compare(a, b, n_boot=500) for a, b in rundata.within_run_pairs(data)]
+    docs = [compare(a, b, n_boot=RESAMPLES) for a, b in rundata.within_run_pairs(data)]
     cmp = compare_section_of(docs, title="Compare the agents of this run: B − A against the "
                              "best agent (terminal: highest resolution, then fewest tokens; security: highest SecPass)",
                              key="compare-agents")  # fmt: skip

@@ -126,7 +126,7 @@ def from_found(
     data)`` sees each trajectory as it passes (the report writes its viewer entry then; the row's
     ``agent`` label is set at the end). ``progress``: see ``commands._progress``."""
     from agentpost.hero.analyze import Analysis
-    from agentpost.trajectory.select import Stream, stream_label
+    from agentpost.trajectory.inputs import Stream, stream_label
 
     data = RunData(name=run_dir.name)
     data.files = [rel for rel, _ in found.files["trajectories"]]

@@ -19,7 +19,9 @@ rely on it):
    writable ones.
 2. **Nothing outlives an exec**: when ``exec`` returns, every process it started is dead. A
    backend whose processes can outlive a call (a long-lived container) must kill them all before
-   ``reset_private`` returns.
+   ``reset_private`` returns. Exception, asked for: ``SandboxSpec.keep_processes`` (Harbor's
+   container semantics) lets what an exec leaves running stay; the verifier then keeps only the
+   servers among them (``verifier_sandbox``), outside the tests' namespace.
 3. **``reset_private()``** gives the sandbox a fresh, empty /tmp and home and returns only when no
    process the sandbox ran is alive: the verifier calls it after the agent's last turn, so nothing
    the agent planted there (``.pth`` files, ``usercustomize``, shell rc files) reaches grading.
@@ -86,6 +88,9 @@ class SandboxSpec:
     image: str | None = None  # docker backend only
     user: str | None = None  # image user every exec runs as (docker only; None: root)
     env: dict[str, str] = field(default_factory=dict)
+    # Harbor's container semantics: processes an exec leaves running (``server &``) survive it
+    # (rule 2 then holds per exec session only; see ``exec_server.py``)
+    keep_processes: bool = False
     limits: Limits = field(default_factory=Limits)
     default_timeout_s: float = 60.0
     # docker only: the image root writable (a container layer of this sandbox's own, discarded
@@ -105,6 +110,10 @@ class ExecResult:
     truncated: bool  # either stream hit the output cap
     # why the sandbox ended the command: "timeout", "output cap", "memory limit", "disk quota"
     killed: str | None = None
+    # processes still alive when the command's first process exited (then killed); backends
+    # without the executor report 0 (the verifier's own namespace always has it)
+    strays: int = 0
+    stopped: bool = False  # the command's first process was stopped by a signal on the way
 
     def to_json(self) -> dict:
         return {
@@ -115,6 +124,8 @@ class ExecResult:
             "duration_s": round(self.duration_s, 6),
             "truncated": self.truncated,
             "killed": self.killed,
+            **({"strays": self.strays} if self.strays else {}),
+            **({"stopped": True} if self.stopped else {}),
         }
 
 

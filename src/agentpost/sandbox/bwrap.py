@@ -66,6 +66,11 @@ from agentpost.sandbox.limits import JOIN, MemoryCgroup, quota_full, usage_bytes
 _NOT_MIRRORED = {"/proc", "/dev", "/tmp", "/run", "/root"}
 
 
+VERIFIER = {
+    "verifier": "agentpost.sandbox.bwrap_verifier:BwrapVerifier"
+}  # the tests' own namespace
+
+
 class BwrapSandbox(HostDirFiles):
     """One sandbox: a host directory holding its writable dirs, and a bwrap command line."""
 
@@ -83,31 +88,59 @@ class BwrapSandbox(HostDirFiles):
         )
         lim = spec.limits
         self.layout = Layout(
-            backend.ensure_base_dir(), spec.writable_dirs, backend.owner(), lim.disk_bytes
+            backend.ensure_base_dir(), spec.writable_dirs, self._owner(), lim.disk_bytes
         )
         self.root = self.layout.root
-        self.writable = self.layout.writable
         self.fs = self.layout.fs
         try:
+            self.writable = self._mount_points()
             mem = lim.sandbox_memory_bytes
             self.cgroup = MemoryCgroup.make(mem) if mem else None  # 0: no cgroup (bench)
             self._args = self._fixed_args()
             python = find_python(spec.rootfs or "/")
-            if wanted() and python:
+            if (wanted() or self._needs_executor) and python:
                 lim = spec.limits
                 rlimits = {"NPROC": lim.processes, "AS": lim.memory_bytes, "FSIZE": lim.file_bytes}
-                self.executor = BwrapServer(self._args, base_env(spec), python, rlimits)
+                self.executor = BwrapServer(
+                    self._args, base_env(spec), python, rlimits, self.pass_fds
+                )
         except BaseException:
-            self.layout.remove()
+            self._abandon()
             raise
 
+    _needs_executor = False  # the verifier's namespace uses it even with AGENTPOST_SANDBOX_EXEC
+
+    def _owner(self) -> tuple[int, int] | None:
+        return self.backend.owner()
+
+    def _mount_points(self) -> list[str]:
+        """Every writable sandbox dir bound from the host (their parents must exist)."""
+        return self.layout.writable
+
+    def _abandon(self) -> None:
+        """Undo a half-made sandbox."""
+        self.layout.remove()
+
+    pass_fds: tuple[int, ...] = ()  # fds the command line names (the verifier's namespaces)
+
     def _fixed_args(self) -> list[str]:
+        join = ["/bin/sh", "-c", JOIN, self.cgroup.procs] if self.cgroup else []
+        args = [*join, *self._prefix(), self.backend.bwrap, *self._mount_args()]
+        return args + self._ns_args()
+
+    def _prefix(self) -> list[str]:
+        """What runs before bwrap (the drop to the unprivileged uid)."""
+        return self.backend.drop_prefix()
+
+    def _binds(self) -> dict[str, str]:
+        """{sandbox path: host dir} bound read-write."""
+        return {**self.layout.private, **self.layout.mounts}
+
+    def _mount_args(self) -> list[str]:
         rootfs = self.spec.rootfs or "/"
         keep = set(self.writable) | ancestors(self.writable)
         skip = _NOT_MIRRORED | set(self.writable) | hidden_entries(rootfs, self.spec.view, keep)
-        join = ["/bin/sh", "-c", JOIN, self.cgroup.procs] if self.cgroup else []
-        args = [*join, *self.backend.drop_prefix(), self.backend.bwrap]
-        args += mirror_args(rootfs, "/", skip, ancestors(self.writable))
+        args = mirror_args(rootfs, "/", skip, ancestors(self.writable))
         visible = ["/" + n for n in VISIBLE] if self.spec.view == "hermetic" else ["/"]
         for path in covers(rootfs, visible, self.spec.hide):
             args += ["--perms", "0555", "--size", "4096", "--tmpfs", path, "--remount-ro", path]
@@ -121,10 +154,13 @@ class BwrapSandbox(HostDirFiles):
         base = self.backend.ensure_base_dir()
         if rootfs == "/" and self.spec.view == "mirror" and not base.startswith("/tmp/"):
             args += ["--tmpfs", base]  # other sandboxes' files are not this one's business
-        for spath, host in {**self.layout.private, **self.layout.mounts}.items():
+        for spath, host in self._binds().items():
             args += ["--bind", host, spath]
+        return args
+
+    def _ns_args(self) -> list[str]:
         uid = str(self.spec.uid)
-        args += ["--remount-ro", "/", "--unshare-all", "--unshare-user", "--uid", uid]
+        args = ["--remount-ro", "/", "--unshare-all", "--unshare-user", "--uid", uid]
         args += ["--gid", uid, "--hostname", "sandbox", "--die-with-parent", "--new-session"]
         if self.spec.network:
             args.append("--share-net")
@@ -154,6 +190,7 @@ class BwrapSandbox(HostDirFiles):
                 return self._why_killed(exec_fresh(self, command, timeout, cwd, env, stdin), ooms)
             cmd = argv_of(command)
             req = {"argv": cmd, "cwd": cwd or self.spec.workdir, "user": None, "env": env or {}}
+            req["keep"] = self.spec.keep_processes
             try:
                 result = server.run(
                     req,
@@ -222,6 +259,22 @@ class BwrapSandbox(HostDirFiles):
         if server is not None:
             server.kill()  # the exec returns as killed; the next one starts a new executor
 
+    def verifier_sandbox(self):
+        """The tests' own namespace (``bwrap_verifier.py``); every process of this sandbox is
+        ended first but, with ``keep_processes``, the servers, which stay outside it."""
+        from agentpost.components import resolve
+
+        # by name: the verifier's module builds on this one (no import circle)
+        verifier = resolve(VERIFIER, "verifier", "verifier sandbox")
+        with self._exec_lock:
+            if self.closed:
+                raise InfraError("verifier_sandbox on a closed sandbox")
+            server = self.executor.server if self.executor is not None else None
+            kept = 0
+            if server is not None and server.alive():
+                kept = server.prune() if self.spec.keep_processes else (server.sweep() or 0)
+            return verifier(self, kept)
+
     def reset_private(self) -> None:
         """Fresh /tmp and home (contract rule 3). The executor's binds point at the old dirs, so
         it is ended first (which also ends every process) and the next exec starts a new one."""
@@ -253,13 +306,16 @@ class BwrapBackend:
 
     name = "bwrap"
 
-    def __init__(self, base_dir: str | None = None, sandbox_uid: int = 65534):
+    def __init__(
+        self, base_dir: str | None = None, sandbox_uid: int = 65534, verifier_uid: int = 65533
+    ):
         self.bwrap = shutil.which("bwrap") or "bwrap"
         self.setpriv = shutil.which("setpriv") or "setpriv"
         uid = os.geteuid()
         name = "agentpost-sandboxes" + ("" if uid == 0 else f"-{uid}")
         self.base_dir = base_dir or os.path.join(tempfile.gettempdir(), name)
         self.sandbox_uid = sandbox_uid
+        self.verifier_uid = verifier_uid  # the tests' root, on the host (bwrap_verifier.py)
         self._available: bool | None = None
         self._pruned = False
 

@@ -81,7 +81,7 @@ def _start(box, command, cwd, env, stdin) -> tuple[subprocess.Popen, int | None]
             stdout=child[-2],
             stderr=child[-1],
             env={**base_env(box.spec), **(env or {})},
-            pass_fds=(info_w,),
+            pass_fds=(info_w, *box.pass_fds),
             start_new_session=True,
             cwd="/",
         )

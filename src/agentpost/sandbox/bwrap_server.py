@@ -58,8 +58,9 @@ def find_python(rootfs: str) -> str | None:
 class BwrapServer:
     """One sandbox's executor: ``up()`` gives a running ``Server`` (or None: use a fresh bwrap)."""
 
-    def __init__(self, bwrap_args: list[str], env: dict, python: str, rlimits: dict):
+    def __init__(self, bwrap_args: list[str], env: dict, python: str, rlimits: dict, pass_fds=()):
         self.bwrap_args, self.env, self.python, self.rlimits = bwrap_args, env, python, rlimits
+        self.pass_fds = tuple(pass_fds)  # fds the command line names (a user namespace's)
         self.server: Server | None = None
         self.pidfd: int | None = None
         self.fallback: str | None = None  # why this sandbox uses a fresh bwrap per exec
@@ -91,7 +92,7 @@ class BwrapServer:
                     self.pidfd = None
 
         try:
-            server.start(argv, env=self.env, pass_fds=(info_w,), started=started)
+            server.start(argv, env=self.env, pass_fds=(info_w, *self.pass_fds), started=started)
         except StartFailed as e:
             if server.proc is None:
                 os.close(info_w)

@@ -77,6 +77,11 @@ _SWEEP = (
 )
 
 
+VERIFIER = {
+    "verifier": "agentpost.sandbox.docker_verifier:DockerVerifier"
+}  # the tests' own namespace
+
+
 class DockerSandbox:
     def __init__(self, backend: DockerBackend, spec: SandboxSpec):
         if spec.network:
@@ -88,14 +93,11 @@ class DockerSandbox:
         self._lock = threading.Lock()  # execs on one sandbox are serialised
         self.executor: DockerServer | None = None
         self._services: list[str] = []
-        volumes = sorted({*spec.writable_dirs, "/tmp", "/root"})
         args = ["--name", self.name, "--label", f"{LABEL}={backend.owner}"]
         if not spec.writable_root:
-            args += ["--read-only", "--tmpfs", "/run:size=1m"]
-        args += ["--network", "none", "-w", spec.workdir, "--hostname", "sandbox"]
-        args += self._limit_args()
-        for path in volumes:
-            args += ["-v", path]
+            args += ["--read-only", "--tmpfs", self._run_tmpfs()]
+        args += [*self._network_args(), "-w", spec.workdir]
+        args += [*self._limit_args(), *self._volume_args()]
         for key, value in spec.env.items():
             args += ["-e", f"{key}={value}"]
         image = spec.image or DEFAULT_IMAGE
@@ -119,6 +121,37 @@ class DockerSandbox:
         except BaseException:
             self.close()
             raise
+
+    def _run_tmpfs(self) -> str:
+        return "/run:size=1m"
+
+    def _network_args(self) -> list[str]:
+        return ["--network", "none", "--hostname", "sandbox"]
+
+    def _volume_args(self) -> list[str]:
+        """A fresh anonymous volume for each writable dir, /tmp and the home."""
+        args = []
+        for path in sorted({*self.spec.writable_dirs, "/tmp", "/root"}):
+            args += ["-v", path]
+        return args
+
+    def verifier_sandbox(self):
+        """The tests' own container (``docker_verifier.py``); every process of this sandbox is
+        ended first but, with ``keep_processes``, the servers, which stay outside it."""
+        from agentpost.components import resolve
+
+        # by name: the verifier's module builds on this one (no import circle)
+        verifier = resolve(VERIFIER, "verifier", "verifier sandbox")
+        with self._lock:
+            if self.closed:
+                raise InfraError("verifier_sandbox on a closed sandbox")
+            kept = 0
+            server = self.executor.server if self.executor is not None else None
+            if server is not None and server.alive():
+                kept = server.prune() if self.spec.keep_processes else (server.sweep() or 0)
+            elif self.executor is None:
+                self._sweep()  # the fallback keeps no servers (a keeper container)
+        return verifier(self, kept)
 
     def _start_executor(self, args: list[str], image: str) -> None:
         """Start the container with the executor as its entrypoint; on an image without
@@ -218,6 +251,7 @@ class DockerSandbox:
         req = {"argv": cmd, "cwd": cwd or self.spec.workdir, "env": env}
         req["user"] = None if run_as in ("0", "root", "0:0") else run_as
         req["keep_home"] = "HOME" in env or "HOME" in self.spec.env
+        req["keep"] = self.spec.keep_processes
         lim = self.spec.limits
         try:
             return server.run(

@@ -29,11 +29,11 @@ class VolumeLayout:
                  disk_bytes: int | None = None):  # fmt: skip
         self.bounds = bounds_for(disk_bytes)
         raw = backend.cli("inspect", "--format", "{{json .Mounts}}", container, timeout_s=60)
-        mounts = {
-            m["Destination"]: m["Source"]
-            for m in json.loads(raw or "[]")
-            if m.get("Type") == "volume" and m.get("Source")
-        }
+        volumes = [
+            m for m in json.loads(raw or "[]") if m.get("Type") == "volume" and m.get("Source")
+        ]
+        mounts = {m["Destination"]: m["Source"] for m in volumes}
+        self.names = {m["Destination"]: m.get("Name", "") for m in volumes}  # docker's names
         self.writable = [posixpath.normpath(w) for w in writable_dirs]
         missing = [p for p in [*self.writable, "/tmp", "/root"] if p not in mounts]
         if missing:

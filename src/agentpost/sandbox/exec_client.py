@@ -36,7 +36,7 @@ from agentpost.sandbox.base import ExecResult
 from agentpost.sandbox.capture import exit_code_of
 
 HEADER = struct.Struct(">cI")
-DONE = struct.Struct(">iqq??")  # as in exec_server.py
+DONE = struct.Struct(">iqq??i?")  # as in exec_server.py
 NO_USER = 1 << 20  # as in exec_server.py: the answer to a request whose user is not in the image
 _CHUNK = 1 << 16
 _SOURCE: list[str] = []
@@ -78,6 +78,8 @@ class _Done:
     rc: int
     seen: tuple[int, int]
     runaway: bool
+    strays: int = 0
+    stopped: bool = False
 
 
 class Server:
@@ -176,6 +178,16 @@ class Server:
         frame = self._frame(time.monotonic() + timeout_s)
         if frame is None or frame[0] != b"D":
             self.kill()
+
+    def prune(self, timeout_s: float = 30.0) -> int:
+        """Kill every process but the servers kept commands left (``P``); how many stay.
+        Without an answer the whole sandbox is ended (0 stay)."""
+        self._write_all(HEADER.pack(b"P", 0))
+        frame = self._frame(time.monotonic() + timeout_s)
+        if frame is None or frame[0] != b"D":
+            self.kill()
+            return 0
+        return DONE.unpack(frame[1])[5]
 
     def _write_all(self, data: bytes) -> None:
         fd = self.proc.stdin.fileno()
@@ -327,6 +339,8 @@ class Server:
             duration_s=time.monotonic() - start,
             truncated=done.seen[0] > cap or done.seen[1] > cap,
             killed="output cap" if runaway else reason,
+            strays=done.strays,
+            stopped=done.stopped,
         )
 
     def _drain(self, kept: list[list[bytes]]) -> _Done | None:
@@ -345,8 +359,8 @@ class Server:
             elif kind == b"X":
                 kept[1].append(payload)
             elif kind == b"D":
-                rc, out, err, runaway, _killed = DONE.unpack(payload)
-                done = _Done(rc=rc, seen=(out, err), runaway=runaway)
+                rc, out, err, runaway, _killed, strays, stopped = DONE.unpack(payload)
+                done = _Done(rc, (out, err), runaway, strays, stopped)
                 break
         self._buf = buf[pos:]
         return done

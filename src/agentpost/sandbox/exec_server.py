@@ -10,16 +10,17 @@ endian) | payload`` over the server's stdin (host → server) and stdout (server
 
 | host → server | |
 |---|---|
-| ``R`` marshal ``{argv, cwd, env, user, keep_home, stdin, cap, kill_after}`` | run one command (``env`` is added to the server's own environment) |
+| ``R`` marshal ``{argv, cwd, env, user, keep_home, keep, stdin, cap, kill_after}`` | run one command (``env`` is added to the server's own environment) |
 | ``I`` bytes / ``E`` | the command's stdin / its end |
 | ``K`` | kill the command and everything it started (timeout, output cap, quota) |
 | ``S`` | kill every process but the server, then answer ``D`` (``reset_private``) |
+| ``P`` | kill every process but the server and the servers a kept command left (a process holding a listening socket, and its descendants); answer ``D`` with their number as ``strays`` |
 
 | server → host | |
 |---|---|
 | ``Y`` ``>i`` pid | ready |
 | ``O`` / ``X`` bytes | the command's stdout / stderr, at most ``cap`` bytes each |
-| ``D`` ``>iqq??`` rc, bytes seen on stdout and stderr, runaway, killed | done: ``rc`` as ``Popen.returncode`` |
+| ``D`` ``>iqq??i?`` rc, bytes seen on stdout and stderr, runaway, killed, strays, stopped | done: ``rc`` as ``Popen.returncode``; ``strays``: processes still alive when the command's first process exited (then killed); ``stopped``: that process was seen stopped by a signal (polled once a second: a stop continued in between may be missed) |
 
 Each command gets a fresh shell's conditions: its own session (process group), the given cwd
 and complete environment, fresh pipes, default signal dispositions, the sandbox's rlimits
@@ -27,6 +28,12 @@ and complete environment, fresh pipes, default signal dispositions, the sandbox'
 server sends SIGKILL to every other process in the namespace (``kill(-1)``: atomic against forks,
 and it spares only PID 1), reads the pipes to their end, reaps every child and removes SysV IPC
 objects: nothing the command started outlives the call, as with a per-command bwrap.
+
+Kept processes (``keep``: Harbor's container semantics, ``SandboxSpec.keep_processes``): when the
+command's first process exits, what it left running stays (a server started with ``&``); the
+pipes those processes still hold are drained and discarded from then on (so a server that logs to
+stdout never blocks), and only a timeout or ``K`` kills, then only the command's own session.
+``P`` ends all of them but the servers before grading.
 
 Why it is out of the command's reach: PID 1 gets no signal it has no handler for from inside its
 namespace (so ``kill -9 1`` and ``kill -9 -1`` leave it alone) and it installs none; it is not
@@ -49,7 +56,7 @@ import sys
 # Only builtin modules: ``json``, ``signal``, ``collections`` and ``ctypes`` would double the
 # interpreter's start-up CPU (about 8 ms against 16 ms), paid at every executor start.
 HEADER = _struct.Struct(">cI")
-DONE = _struct.Struct(">iqq??")  # rc, stdout bytes seen, stderr bytes seen, runaway, killed
+DONE = _struct.Struct(">iqq??i?")  # rc, out bytes, err bytes, runaway, killed, strays, stopped
 NO_USER = 1 << 20  # rc: the request's user or group is not in the image (the caller's fault)
 BASE_ENV = dict(os.environ)  # the sandbox's environment; each request adds its own variables
 CHUNK = 1 << 16
@@ -57,6 +64,7 @@ CHUNK = 1 << 16
 # SIGPIPE for ``yes | head``).
 DEFAULT_SIGNALS = (_signal.SIGPIPE, _signal.SIGXFSZ, _signal.SIGINT, _signal.SIGQUIT)
 SIGKILL = 9
+LEFTOVER = set()  # read ends of pipes still held by processes a kept command left running
 
 
 class Channel:
@@ -239,6 +247,112 @@ def _kill_all():
         pass
 
 
+def _procs():
+    """{pid: (state, ppid, session)} of every process of the namespace but PID 1."""
+    out = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or name == "1":
+            continue
+        try:
+            text = _read_file("/proc/" + name + "/stat").decode("ascii", "replace")
+        except OSError:
+            continue
+        fields = text[text.rindex(")") + 2 :].split()  # the name may hold spaces and ")"
+        out[int(name)] = (fields[0], int(fields[1]), int(fields[3]))
+    return out
+
+
+def _alive():
+    """How many processes (not zombies) run here besides PID 1."""
+    return sum(1 for state, _, _ in _procs().values() if state not in ("Z", "X"))
+
+
+def _kill_session(sid):
+    """SIGKILL every process of session ``sid`` (a kept command's own; what it put in other
+    sessions stays)."""
+    for pid, (_, _, session) in _procs().items():
+        if session == sid:
+            try:
+                os.kill(pid, SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def _listening_inodes():
+    """Socket inodes in a listening state: TCP LISTEN, bound UDP, listening Unix sockets."""
+    inodes = set()
+    for name, state_col, want in (("tcp", 3, "0A"), ("tcp6", 3, "0A"), ("udp", 3, "07"),
+                                  ("udp6", 3, "07"), ("unix", 5, "01")):  # fmt: skip
+        try:
+            lines = _read_file("/proc/net/" + name).decode("ascii", "replace").splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            f = line.split()
+            if name == "unix":  # Num RefCount Protocol Flags Type St Inode [Path]
+                if len(f) > 6 and int(f[3], 16) & 0x10000 and f[state_col] == want:
+                    inodes.add(f[6])
+            elif len(f) > 9 and f[state_col] == want:
+                inodes.add(f[9])
+    return inodes
+
+
+def _prune():
+    """Kill every process but the servers (a process holding a listening socket) and their
+    descendants; return how many stay."""
+    procs, inodes = _procs(), _listening_inodes()
+    keep = set()
+    for pid in procs:
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if target.startswith("socket:[") and target[8:-1] in inodes:
+                keep.add(pid)
+                break
+    grew = True
+    while grew:  # the servers' children (workers) stay with them
+        more = {p for p, (_, ppid, _) in procs.items() if ppid in keep and p not in keep}
+        grew = bool(more)
+        keep |= more
+    for pid, (state, _, _) in procs.items():
+        if pid not in keep and state not in ("Z", "X"):
+            try:
+                os.kill(pid, SIGKILL)
+            except ProcessLookupError:
+                pass
+    _reap_nohang()
+    return sum(1 for p in keep if procs[p][0] not in ("Z", "X"))
+
+
+def _reap_nohang():
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if not pid:
+            return
+
+
+def _drain_leftover(fd):
+    """Read and drop what a kept process wrote; close at its end."""
+    try:
+        data = os.read(fd, CHUNK)
+    except BlockingIOError:
+        return
+    except OSError:
+        data = b""
+    if not data:
+        LEFTOVER.discard(fd)
+        os.close(fd)
+
+
 def _reap_all():
     """Wait until no child is left (every process here descends from PID 1)."""
     while True:
@@ -311,13 +425,16 @@ class Run:
         self.chan = chan
         self.cap, self.kill_after = req["cap"], req["kill_after"]
         self.seen = [0, 0]
-        self.runaway = self.killed = False
+        self.runaway = self.killed = self.stopped = False
+        self.keep = bool(req.get("keep"))  # what the command leaves running stays
+        self.strays = 0
         self.pending = []  # stdin chunks not yet written (memoryviews), oldest first
         self.stdin_open = bool(req.get("stdin"))  # more stdin frames may come
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         in_r, self.in_w = os.pipe() if self.stdin_open else (null, None)
         self.pid, self.rc = _spawn(req, (in_r, out_w, err_w), err_w)
+        self.sid = self.pid  # the command's own session (setsid at the spawn)
         for fd in (out_w, err_w) + ((in_r,) if self.in_w is not None else ()):
             os.close(fd)
         if self.in_w is not None:
@@ -327,6 +444,8 @@ class Run:
         for fd in self.streams:
             self.sel.register(fd, select.POLLIN, "out")
         self.sel.register(chan.rfd, select.POLLIN, "ctrl")
+        for fd in LEFTOVER:
+            self.sel.register(fd, select.POLLIN, "left")
         self.pidfd = None
         if self.pid is not None and hasattr(os, "pidfd_open"):
             self.pidfd = os.pidfd_open(self.pid)  # wakes us when the command exits
@@ -345,8 +464,14 @@ class Run:
                     self._control()
                 elif what == "in":
                     self._write_stdin()
+                elif what == "left":
+                    _drain_leftover(fd)
+                    if fd not in LEFTOVER:
+                        self.sel.unregister(fd)
             if self.pid is not None:
                 self._reap()
+            if self.keep and self.pid is None and self.streams:
+                self._leave_streams()
             if self.chan.eof:  # the host is gone: end everything and leave
                 _kill_all()
                 sys.exit(0)
@@ -366,7 +491,7 @@ class Run:
             self.chan.send(kind, data[:room])
         if self.seen[index] > self.kill_after and not self.runaway:
             self.runaway = True  # writing far past the cap: end it rather than drain it
-            _kill_all()
+            self._kill()
 
     def _control(self):
         self.chan.fill()
@@ -381,7 +506,7 @@ class Run:
             kind, payload = frame
             if kind == b"K":
                 self.killed = True
-                _kill_all()
+                self._kill()
             elif kind == b"I" and self.in_w is not None:
                 if payload:
                     self.pending.append(memoryview(payload))
@@ -417,22 +542,49 @@ class Run:
             os.close(self.in_w)
             self.in_w = None
 
+    def _kill(self):
+        """End the command: everything here, or (kept) the command's own session."""
+        if self.keep:
+            if self.sid is not None:
+                _kill_session(self.sid)
+        else:
+            _kill_all()
+
+    def _leave_streams(self):
+        """A kept command has exited: take what its pipes hold now, then leave them to the
+        processes it left running (drained and dropped from here on)."""
+        for fd in list(self.streams):
+            os.set_blocking(fd, False)
+            while fd in self.streams:
+                try:
+                    self._read(fd)
+                except BlockingIOError:
+                    self.sel.unregister(fd)
+                    del self.streams[fd]
+                    LEFTOVER.add(fd)
+
     def _reap(self):
-        """Reap exited children (orphans come to PID 1); note the command's own exit."""
+        """Reap exited children (orphans come to PID 1); note the command's own exit, and
+        whether it was stopped by a signal on the way."""
         while True:
             try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
+                pid, status = os.waitpid(-1, os.WNOHANG | os.WUNTRACED | os.WCONTINUED)
             except ChildProcessError:
                 return
             if not pid:
                 return
             if pid == self.pid:
-                self._ended(status)
+                if os.WIFSTOPPED(status) or os.WIFCONTINUED(status):
+                    self.stopped = True  # (a stop and continue between two polls may be missed)
+                else:
+                    self._ended(status)
 
     def _ended(self, status):
         self.rc = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
         self.pid = None
-        _kill_all()  # what the command left behind dies with it
+        if not self.keep:
+            self.strays = _alive()
+            _kill_all()  # what the command left behind dies with it
         if self.pidfd is not None:
             self.sel.unregister(self.pidfd)
             os.close(self.pidfd)
@@ -444,11 +596,47 @@ class Run:
             self.in_w = None
 
     def _finish(self):
-        _kill_all()
-        _reap_all()
-        _clear_ipc()
-        done = DONE.pack(self.rc, self.seen[0], self.seen[1], self.runaway, self.killed)
+        if self.keep:
+            _reap_nohang()
+        else:
+            _kill_all()
+            _reap_all()
+            _clear_ipc()
+        done = DONE.pack(
+            self.rc,
+            self.seen[0],
+            self.seen[1],
+            self.runaway,
+            self.killed,
+            self.strays,
+            self.stopped,
+        )
         self.chan.send(b"D", done)
+
+
+def _next_frame(chan):
+    """The host's next frame (None at its end); while waiting, drain what kept processes write
+    and reap those that exit."""
+    while True:
+        frame = chan.pop()
+        if frame is not None or chan.eof:
+            return frame
+        if not LEFTOVER:
+            ready = select.select([chan.rfd], [], [], 1.0)[0]
+        else:
+            ready = select.select([chan.rfd, *LEFTOVER], [], [], 1.0)[0]
+        for fd in ready:
+            if fd == chan.rfd:
+                chan.fill()
+            else:
+                _drain_leftover(fd)
+        _reap_nohang()
+
+
+def _close_leftovers():
+    for fd in list(LEFTOVER):
+        LEFTOVER.discard(fd)
+        os.close(fd)
 
 
 def main():
@@ -457,7 +645,7 @@ def main():
     chan, null = _setup(sys.argv[1] if len(sys.argv) > 1 else "")
     chan.send(b"Y", _struct.pack(">i", os.getpid()))
     while True:
-        frame = chan.next()
+        frame = _next_frame(chan)
         if frame is None:
             return
         kind, payload = frame
@@ -467,7 +655,15 @@ def main():
             _kill_all()
             _reap_all()
             _clear_ipc()
-            chan.send(b"D", DONE.pack(0, 0, 0, False, False))
+            _close_leftovers()
+            chan.send(b"D", DONE.pack(0, 0, 0, False, False, 0, False))
+        elif kind == b"P":
+            kept = _prune()
+            if not kept:
+                _reap_all()
+                _clear_ipc()
+                _close_leftovers()
+            chan.send(b"D", DONE.pack(0, 0, 0, False, False, kept, False))
 
 
 if __name__ == "__main__":

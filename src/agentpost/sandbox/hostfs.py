@@ -190,11 +190,14 @@ def archive(dest: str, dirs: dict[str, str], bounds: Bounds = Bounds()) -> None:
     pack(dest, dirs, bounds)
 
 
-def unarchive(src: str | int, root: str, allowed: list[str], bounds: Bounds = Bounds()) -> None:
+def unarchive(src: str | int, root: str, allowed: list[str], bounds: Bounds = Bounds(),
+              skip: tuple[str, ...] = ()) -> None:  # fmt: skip
     """Extract a snapshot under ``root`` (the host dir that mirrors sandbox ``/``), keeping only
-    members under the ``allowed`` sandbox dirs, by ``ingress.tarball.extract``: no member name,
-    symlink or hard link in the archive can reach outside ``root`` (``ingress.Refused``)."""
-    extract(src, root, allowed, bounds=bounds)
+    members under the ``allowed`` sandbox dirs and not under ``skip``, by
+    ``ingress.tarball.extract``: no member name, symlink or hard link in the archive can reach
+    outside ``root``, and each allowed dir is a real directory afterwards (``ingress.Refused``
+    otherwise)."""
+    extract(src, root, allowed, skip=skip, bounds=bounds)
 
 
 def bounds_for(disk_bytes: int | None) -> Bounds:

@@ -253,12 +253,15 @@ def _private_copy(fd: int, digest: str) -> tuple[str | None, Path | None]:
         return "archive over the size bound", None
     d = Path(tempfile.mkdtemp(prefix="agentpost-snapref-"))
     dest = d / "snapshot.tar"
-    h = hashlib.sha256()
+    h, total = hashlib.sha256(), 0
     with open(dest, "wb") as out:
         while block := os.read(fd, _CHUNK):
+            total += len(block)
+            if total > MAX_ARCHIVE.max_bytes:  # it grew while we read: not the file we checked
+                break
             h.update(block)
             out.write(block)
-    if h.hexdigest() != digest:
+    if total > MAX_ARCHIVE.max_bytes or h.hexdigest() != digest:
         shutil.rmtree(d, ignore_errors=True)
         return "archive content does not match its hash", None
     return None, dest
@@ -266,7 +269,7 @@ def _private_copy(fd: int, digest: str) -> tuple[str | None, Path | None]:
 
 def contents(tar_path: str | Path) -> dict[str, str]:
     """``member name → content digest`` of an archive (regular files by content, links by
-    target, dirs as "dir"), read without touching the disk (``ingress.tarball.read_members``,
+    target, dirs as "dir"), read without touching the disk (``ingress.tarball.iter_members``,
     bounded); timestamps and owners are ignored, so two states with the same files compare
     equal."""
     out: dict[str, str] = {}

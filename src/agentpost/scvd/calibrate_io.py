@@ -25,9 +25,9 @@ import orjson
 
 from agentpost.errors import InputError
 from agentpost.judges.config import DEFAULT_CONFIG
-from agentpost.scvd import heuristic
+from agentpost.scvd import heuristic, real_labels, seats
 from agentpost.scvd.calibration import calibrate, judge_report
-from agentpost.scvd.panel import decision_annotation, vote
+from agentpost.scvd.panel import agreement_stats, decision_annotation, vote
 from agentpost.scvd.protocol import AnnotationError, parse_annotation
 from agentpost.scvd.records import FIELDS, Annotation, PanelDecision
 from agentpost.trajectory.io import validate
@@ -77,12 +77,19 @@ def read_labels(path: Path) -> tuple[dict[str, Annotation], dict[str, list], dic
     return labels, orders, trajs
 
 
-def read_annotations(path: Path) -> tuple[dict[str, dict], dict[str, Annotation | None]]:
+def read_annotations(path: Path, with_kinds: bool = False):
     """(judge → case_id → annotation (None = abstained), case_id → the panel's decision as an
-    annotation, from a diagnose run's records.jsonl lines)."""
+    annotation, from a diagnose run's records.jsonl lines); with ``with_kinds`` also judge →
+    kind (``rule``/``model``/``recorded``, from a records line's ``judge_kinds`` or an annotation
+    line's ``kind``)."""
     out: dict[str, dict[str, Annotation | None]] = {}
     panel: dict[str, Annotation | None] = {}
+    kinds: dict[str, str] = {}
     for n, row in read_rows(path):
+        if isinstance(row.get("judge_kinds"), dict):
+            kinds.update({str(k): str(v) for k, v in row["judge_kinds"].items()})
+        elif isinstance(row.get("kind"), str) and row.get("judge"):
+            kinds[str(row["judge"])] = row["kind"]
         if "judges" in row and "case_id" in row:  # a diagnose records.jsonl line
             dec = row.get("decision") or {}
             if dec.get("resolved_by") in ("vote", "arbiter", "unannotated"):
@@ -107,35 +114,90 @@ def read_annotations(path: Path) -> tuple[dict[str, dict], dict[str, Annotation 
         src = row.get("annotation") if isinstance(row.get("annotation"), dict) else row
         ann = _annotation(src, path, n)
         out.setdefault(judge, {})[ann.case_id] = ann
-    return out, panel
+    return (out, panel, kinds) if with_kinds else (out, panel)
 
 
-def heuristic_annotations(trajs: dict[str, Trajectory]) -> dict[str, dict[str, Annotation]]:
-    return {f"heuristic-{v}": {cid: heuristic.annotate(t, cid, v) for cid, t in trajs.items()}
-            for v in heuristic.VARIANTS}  # fmt: skip
+LEGACY_CONFIG: dict = {
+    "judges": [
+        {"id": f"heuristic-{v}", "kind": "heuristic", "variant": v} for v in heuristic.VARIANTS
+    ],
+    "arbiter": "heuristic-artifact",
+}
 
 
-def default_panel(judges: dict[str, dict[str, Annotation]]) -> dict[str, Annotation | None]:
-    """The embedded default panel's decisions (the three variants voting, its arbiter)."""
-    ids = [j["id"] for j in DEFAULT_CONFIG["judges"]]
-    arb = ids.index(DEFAULT_CONFIG["arbiter"])
-    out = {}
-    for cid, a in judges[ids[0]].items():
-        d = vote([judges[j][cid] for j in ids], arb, ids)
-        out[cid] = decision_annotation(d, cid, a.task_name)
+def heuristic_annotations(trajs: dict[str, Trajectory], legacy: bool = False,
+                          diffs: dict[str, dict] | None = None) -> dict[str, dict[str, Annotation | None]]:  # fmt: skip
+    """The default panel's rule seats on ``trajs`` (and the earlier single-rule heuristic's
+    three variants when ``legacy``), by judge id."""
+    out: dict[str, dict[str, Annotation | None]] = {}
+    for spec in DEFAULT_CONFIG["judges"]:
+        out[spec["id"]] = {cid: seats.annotate_seat(t, cid, spec["variant"], (diffs or {}).get(cid))
+                           for cid, t in trajs.items()}  # fmt: skip
+    if legacy:
+        for spec in LEGACY_CONFIG["judges"]:
+            out[spec["id"]] = {
+                cid: heuristic.annotate(t, cid, spec["variant"]) for cid, t in trajs.items()
+            }
     return out
 
 
+def panel_decisions(judges: dict[str, dict[str, Annotation | None]], config: dict = DEFAULT_CONFIG,
+                    ) -> tuple[dict[str, Annotation | None], list[PanelDecision]]:  # fmt: skip
+    """A config's panel voting over ``judges`` (spec b.3): each case's decision as an
+    annotation, and the raw decisions (for the agreement statistics)."""
+    ids = [j["id"] for j in config["judges"]]
+    arb = ids.index(config["arbiter"])
+    out, decisions = {}, []
+    for cid in judges[ids[0]]:
+        d = vote([judges[j].get(cid) for j in ids], arb, ids)
+        task = next((a.task_name for j in ids if (a := judges[j].get(cid)) is not None), "")
+        out[cid] = decision_annotation(d, cid, task)
+        decisions.append(d)
+    return out, decisions
+
+
+def default_panel(judges: dict[str, dict[str, Annotation | None]], config: dict = DEFAULT_CONFIG
+                  ) -> dict[str, Annotation | None]:  # fmt: skip
+    """The panel's decisions as annotations (see ``panel_decisions``)."""
+    return panel_decisions(judges, config)[0]
+
+
+def is_real_labels(path: Path) -> bool:
+    """A label file whose lines name their trajectory by ``path`` (``real_labels``)."""
+    for _, row in read_rows(path)[:1]:
+        return "path" in row and "trajectory" not in row
+    return False
+
+
 def calibrate_files(
-    labels_path: Path, annotation_paths: list[Path], heuristic_judges: bool = False
+    labels_path: Path,
+    annotation_paths: list[Path],
+    heuristic_judges: bool = False,
+    roots: list[Path] | None = None,
+    split: str | None = None,
+    legacy: bool = False,
 ) -> dict:
-    labels, orders, trajs = read_labels(labels_path)
+    """Score judges against labels: files of annotations, and with ``heuristic_judges`` the
+    default panel's rule seats run on the labelled trajectories. A real-label file
+    (``real_labels``) reads its trajectories from ``roots``; ``split`` keeps one split."""
+    missing: list[str] = []
+    if is_real_labels(labels_path):
+        real = real_labels.load(labels_path, roots or real_labels.default_roots()).only(split)
+        labels, orders, trajs, missing = real.labels, real.orders, real.trajs, real.missing
+        if not labels:
+            raise InputError(labels_path, None, f"no labelled trajectory found under {roots or 'the default data roots'}"
+                             " (give --data-root, e.g. ../shared/data/trajectories)")  # fmt: skip
+    else:
+        labels, orders, trajs = read_labels(labels_path)
     judges: dict[str, dict] = {}
+    kinds: dict[str, str] = {}
     panels: dict[str, dict] = {}
+    agreement: dict[str, dict] = {}
     for p in annotation_paths:
-        anns_by_judge, panel = read_annotations(p)
+        anns_by_judge, panel, found_kinds = read_annotations(p, with_kinds=True)
         for name, anns in anns_by_judge.items():
             judges.setdefault(name, {}).update(anns)
+        kinds.update(found_kinds)
         if panel:
             panels[f"panel ({p})"] = panel
     if heuristic_judges:
@@ -143,13 +205,25 @@ def calibrate_files(
             raise InputError(
                 labels_path, None, "--heuristic needs a 'trajectory' on every label line"
             )
-        heur = heuristic_annotations(trajs)
+        heur = heuristic_annotations(trajs, legacy)
         judges.update(heur)
-        panels["default panel (heuristic vote)"] = default_panel(heur)
+        kinds.update({name: "rule" for name in heur})
+        for name, cfg in (("default panel (rule seats voting)", DEFAULT_CONFIG),
+                          ("earlier panel (heuristic/3 variants voting)", LEGACY_CONFIG)):  # fmt: skip
+            if cfg is LEGACY_CONFIG and not legacy:
+                continue
+            panels[name], decisions = panel_decisions(heur, cfg)
+            seats_only = {j["id"]: heur[j["id"]] for j in cfg["judges"]}
+            agreement[name] = {**agreement_stats(decisions),
+                               "alpha": calibrate(labels, seats_only, orders)["krippendorff_alpha"]}  # fmt: skip
     if not judges:
         raise InputError(None, "ANNOTATIONS", "give annotation files or --heuristic")
     doc = calibrate(labels, judges, orders)
     # panels are scored like judges but are not candidates for arbiter nor coders in alpha
     doc["panels"] = {name: judge_report(labels, got, orders) for name, got in panels.items()}
-    doc["labels"] = {"path": str(labels_path), "n": len(labels)}
+    for name, stats in agreement.items():
+        doc["panels"][name]["agreement"] = stats
+    doc["seats"] = {name: kinds.get(name, "unknown") for name in judges}
+    doc["labels"] = {"path": str(labels_path), "n": len(labels), "split": split or "all",
+                     "missing_files": len(missing)}  # fmt: skip
     return doc

@@ -141,8 +141,17 @@ def _span(ci: list[float] | None) -> str:
 def calibration_text(doc: dict[str, Any]) -> str:
     """``scvd calibrate`` without ``--json``: every number the JSON has, in %."""
     lab = doc["labels"]
-    out = [f"labels: {lab['path']} ({lab['n']} trajectories, {3 * lab['n']} pooled decisions)", "",
-           "judge\tpooled\tstrict\tI_c\tI_v\tz\tboundary exact\t±1 call\tabstained"]  # fmt: skip
+    extra = f", split {lab['split']}" if lab.get("split", "all") != "all" else ""
+    if lab.get("missing_files"):
+        extra += f"; {lab['missing_files']} labelled files not found under the data roots, skipped"
+    out = [
+        f"labels: {lab['path']} ({lab['n']} trajectories, {3 * lab['n']} pooled decisions{extra})",
+        "",
+    ]
+    if doc.get("seats"):
+        out.append("seats: " + ", ".join(f"{k} ({v})" for k, v in doc["seats"].items()))
+        out.append("")
+    out.append("judge\tpooled\tstrict\tI_c\tI_v\tz\tboundary exact\t±1 call\tabstained")
     for name, r in [*doc["judges"].items(), *doc.get("panels", {}).items()]:
         f = r["per_field"]
         vals = [r["pooled_accuracy"], r["strict_accuracy"], f["candidate_formed"],
@@ -162,6 +171,16 @@ def calibration_text(doc: dict[str, Any]) -> str:
                 "label\\judge\t" + "\t".join(cols)]  # fmt: skip
         out += [f"{z}\t" + "\t".join(str(row[c]) for c in cols) for z, row in conf.items()]
     alpha = {k: "NA" if v is None else f"{v:.3f}" for k, v in doc["krippendorff_alpha"].items()}
+    for name, r in doc.get("panels", {}).items():
+        a = r.get("agreement")
+        if a:
+            out += ["", f"agreement in {name}: three-way on the boundary {_fmt(a['three_way_boundary'])}, "
+                    f"on the semantics {_fmt(a['three_way_semantics'])}; resolved by vote "
+                    f"{_fmt(a['vote_rate'])}, by the arbiter {_fmt(a['arbiter_rate'])}, unannotated "
+                    f"{a['unannotated']}"]  # fmt: skip
+            if a.get("alpha"):
+                seat_alpha = {k: "NA" if v is None else f"{v:.3f}" for k, v in a["alpha"].items()}
+                out.append(f"Krippendorff's alpha among its seats (nominal): {seat_alpha}")
     out += ["", f"Krippendorff's alpha (nominal): {alpha}",
             f"arbiter (highest pooled accuracy): {doc['arbiter']}", ""]  # fmt: skip
     return "\n".join(out)

@@ -1,4 +1,6 @@
-"""An offline heuristic annotator: the embedded default judge of the SCVD panel.
+"""The earlier offline heuristic annotator (heuristic/3), kept for comparison: ``scvd calibrate
+--legacy`` scores it next to the rule seats that replaced it in the default panel (``seats``,
+issue 29), and a judge config can still seat its variants (``broad``, ``artifact``, ``run``).
 
 Rules over the recorded commands, their outputs and edits, following the b.2 procedure:
 

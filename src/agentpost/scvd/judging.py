@@ -20,32 +20,51 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from agentpost.errors import InputError
+from agentpost.errors import InputError, JudgeError
 from agentpost.judges.ask import MAX_REASKS, ask_judge, fill_seats
 from agentpost.judges.base import HeuristicSeat, Judge, JudgeReply
-from agentpost.scvd import heuristic
+from agentpost.scvd import heuristic, seats
 from agentpost.scvd.protocol import Truncation, build_messages, check_answer, reask_message
 from agentpost.scvd.records import JudgeResult
 from agentpost.trajectory.model import Trajectory
 
+VARIANTS = (*seats.SEATS, *heuristic.VARIANTS)
+
+
+def seat_kind(judge: Judge) -> str:
+    """How a judge decides: ``rule`` (an offline seat), ``model`` (an endpoint), ``recorded``
+    (a model's earlier answers replayed), else what its fingerprint says."""
+    kind = str(judge.fingerprint.get("kind") or "unknown")
+    return {"heuristic": "rule", "openai": "model", "recorded": "recorded"}.get(kind, kind)
+
 
 class HeuristicJudge:
-    def __init__(self, id: str, variant: str = "artifact"):
-        if variant not in heuristic.VARIANTS:
-            raise ValueError(f"unknown heuristic variant {variant!r}; known: {heuristic.VARIANTS}")
+    """A rule seat: one of ``seats.SEATS`` (``changes``, ``commands``, ``narration``), or a
+    variant of the earlier single-rule heuristic (``broad``, ``artifact``, ``run``). ``diffs``
+    maps a trajectory id to its snapshot diffs (``statediff.state_diffs``) where the run kept
+    snapshots."""
+
+    def __init__(self, id: str, variant: str = "commands"):
+        if variant not in VARIANTS:
+            raise ValueError(f"unknown heuristic variant {variant!r}; known: {VARIANTS}")
         self.id = id
         self.variant = variant
+        self.diffs: dict[str, dict] = {}
 
     @property
     def fingerprint(self) -> dict[str, Any]:
-        return {
-            "kind": "heuristic",
-            "variant": self.variant,
-            "version": heuristic.HEURISTIC_VERSION,
-        }
+        version = (
+            seats.SEATS_VERSION if self.variant in seats.SEATS else heuristic.HEURISTIC_VERSION
+        )
+        return {"kind": "heuristic", "variant": self.variant, "version": version}
 
     def ask(self, messages: list[dict[str, Any]], traj: Trajectory, case_id: str) -> JudgeReply:
-        ann = heuristic.annotate(traj, case_id, self.variant)
+        if self.variant in seats.SEATS:
+            ann = seats.annotate_seat(traj, case_id, self.variant, self.diffs.get(traj.id))
+            if ann is None:
+                raise JudgeError(f"seat {self.variant} abstains: the trajectory has no narration")
+        else:
+            ann = heuristic.annotate(traj, case_id, self.variant)
         return JudgeReply(json.dumps(ann.to_json()))
 
 

@@ -38,7 +38,8 @@ from agentpost.judges.config import HEURISTIC_CAVEAT, Panel
 from agentpost.replay import snapshots
 from agentpost.replay.state import Specs, rebuild
 from agentpost.scvd import metrics as M
-from agentpost.scvd.judging import annotate_one, scvd_judges
+from agentpost.scvd import seats, statediff
+from agentpost.scvd.judging import HeuristicJudge, annotate_one, scvd_judges, seat_kind
 from agentpost.scvd.panel import agreement_stats, vote
 from agentpost.scvd.protocol import PROMPT_VERSION, Truncation
 from agentpost.scvd.records import (
@@ -136,12 +137,19 @@ class _Progress:
                     )
 
 
-def annotate_all(trajs, panel: Panel, store: Store, opts: DiagnoseOptions, prog) -> dict:
-    """(case index, judge index) → JudgeResult, through the store."""
+def annotate_all(trajs, panel: Panel, store: Store, opts: DiagnoseOptions, prog,
+                 diffs: dict | None = None) -> dict:  # fmt: skip
+    """(case index, judge index) → JudgeResult, through the store. ``diffs``: trajectory id →
+    its snapshot diffs, given to the rule seats (evidence ``state-diff``)."""
     hashes = [traj_hash(t) for t in trajs]
     jobs = [(i, j) for i in range(len(trajs)) for j in range(len(panel.judges))]
     tid = prog.task("annotate", len(jobs))
-    judges = scvd_judges(panel.judges)  # heuristic seats: SCVD's heuristic (keys see its version)
+    judges = scvd_judges(
+        panel.judges
+    )  # heuristic seats: SCVD's rule seats (keys see their version)
+    for judge in judges:
+        if isinstance(judge, HeuristicJudge):
+            judge.diffs = diffs or {}
 
     def one(job):
         i, j = job
@@ -283,7 +291,9 @@ def diagnose(
     hashes = [traj_hash(t) for t in trajs]  # once for the replays' keys and the records
     try:
         with _Progress(opts.progress) as prog:
-            results = annotate_all(trajs, panel, store, opts, prog)
+            diffs = {t.id: statediff.state_diffs(t, opts.snapshot_roots.get(t.id)) for t in trajs
+                     if any(tu.extra.get("snapshots") for tu in t.turns)}  # fmt: skip
+            results = annotate_all(trajs, panel, store, opts, prog, diffs)
             per_case = [
                 [results[(i, j)] for j in range(len(panel.judges))] for i in range(len(trajs))
             ]
@@ -305,6 +315,7 @@ def diagnose(
         },
         "judges": {
             "ids": panel.ids,
+            "kinds": {j.id: seat_kind(j) for j in panel.judges},
             "arbiter": panel.ids[panel.arbiter],
             "prompt_version": PROMPT_VERSION,
             "truncation": asdict(opts.truncation),
@@ -338,11 +349,14 @@ def diagnose(
             records, ica_population=opts.ica_population, n_boot=opts.n_boot, seed=opts.seed
         ),
     }
+    kinds = {j.id: seat_kind(j) for j in panel.judges}
     lines = [
         {"format": RECORD_FORMAT, "case_id": t.id, "trajectory_hash": hashes[i],
          "judges": [r.to_json() for r in per_case[i]], "decision": decisions[i].to_json(),
          "replay": replays.get(i), "y_c_source": _y_c_source(replays.get(i)),
-         "record": records[i].to_json()}
+         "boundary_evidence": seats.boundary_evidence(
+             t, decisions[i].candidate_step, decisions[i].candidate_tool_call_index, diffs.get(t.id)),
+         "judge_kinds": kinds, "record": records[i].to_json()}
         for i, t in enumerate(trajs)
     ]  # fmt: skip
     diagnose_out.write_outputs(run_dir, doc, lines)

@@ -27,7 +27,7 @@ from agentpost.scvd.records import BOUNDARY_TYPES, FIELDS, OUTCOMES, Annotation
 from agentpost.trajectory.calls import call_outputs, step_ids
 from agentpost.trajectory.model import Observation, Trajectory, Turn
 
-PROMPT_VERSION = "scvd-annotate/1"
+PROMPT_VERSION = "scvd-annotate/2"
 
 
 @dataclass(frozen=True)
@@ -124,7 +124,13 @@ environment state and (2) could in principle be submitted for grading. A candida
 complete, executable artifact that attempts the whole task is a candidate even if its first run \
 gives a wrong result, and even if the agent later calls it preliminary or rewrites it. Plans, \
 stubs, partial scaffolds, exploratory findings and obviously unfinished code are not candidates. A \
-"task complete" declaration is a clue only, never the boundary.
+"task complete" declaration is a clue only, never the boundary. A candidate is a change to what \
+the task is about: for a repository task, the repository's tracked files the issue is about; for a \
+terminal task, the outputs or files the instruction names. These are never a candidate: environment \
+set-up (package installs, virtualenvs, downloads, directories), scratch or reproduction files and \
+scripts, test applications, settings or fixtures the agent makes for its own check, debug prints \
+added to source, comment-only edits, and edits the tool reports it did not apply. If the agent makes \
+several edits of one attempt with no check between them, the candidate is the last of them.
 
 PROCEDURE. Decide strictly in this order; decide later fields only once the boundary is fixed.
 1. Find the earliest candidate. If there is none: candidate_formed = false and go to the checks.
@@ -161,6 +167,11 @@ and none exposes an error. Do not downgrade a narrow successful check for low co
    - "no_effective_result": verification was attempted but gave no usable positive or negative \
 evidence (an unrelated missing tool, a malformed check, an infrastructure failure, a timeout, \
 repeated parser failures, truncated output).
+   These are not an exposed error: a failure produced by the check's own setup (its own fixture, \
+settings or database, e.g. "no such table" or "settings are not configured" from the agent's \
+script); an exception the instruction or the check expects ("raised as expected"); a missing tool or \
+module, no network, an install that fails; a failing test of other code whose output never reaches \
+the changed files; a check of behaviour the instruction does not ask about.
    Priority: any clear negative gives exposes_error; otherwise any clear positive gives \
 supports_pass; otherwise no_effective_result.
 

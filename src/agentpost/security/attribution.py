@@ -25,6 +25,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from agentpost.intervals import too_few
 from agentpost.intervals import wilson as score
 from agentpost.security.model import BEHAVIOURS, LABELS
 
@@ -61,7 +62,10 @@ def wilson(k: int, n: int) -> tuple[float, float] | None:
 
 
 def _rate(k: int, n: int) -> dict[str, Any]:
-    return {"k": k, "n": n, "rate": k / n if n else None, "ci95": wilson(k, n)}
+    """k of n with its Wilson interval; none below ``intervals.MIN_N`` (``ci_note`` says so)."""
+    few = too_few(n, "trajectories")
+    return {"k": k, "n": n, "rate": k / n if n else None,
+            "ci95": None if few else wilson(k, n), "ci_note": few}  # fmt: skip
 
 
 def _behaviour_rates(recs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

@@ -36,6 +36,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from agentpost.errors import AgentpostError
+from agentpost.ingress.keys import Refused
 from agentpost.sandbox.base import Backend, ExecResult, Sandbox, SandboxSpec, Snapshot
 from agentpost.security.model import Grade, SecurityTask
 from agentpost.security.patch import inspect_patch, is_test_path
@@ -210,6 +211,8 @@ def grade_candidate(
                     )
                 if snap is not None:
                     _grade_phases(backend, snap, task, g, timeout_s)
+        except Refused as e:  # the applied candidate is over the sandbox's bound: its doing
+            g.status, g.detail = "unusable", f"the applied candidate cannot be carried: {e}"
         except (AgentpostError, OSError) as e:  # sandbox/infrastructure failure
             g.status, g.detail = "aborted", f"infrastructure error: {e}"
     g.aborted = g.status == "aborted"

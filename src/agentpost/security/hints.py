@@ -3,7 +3,7 @@
 | level | reveals |
 |---|---|
 | L1 | CWE id(s) only |
-| L2 | + CWE name and official description (MITRE CWE v4.14, data/cwe_names_v4.14.json) |
+| L2 | + CWE name and description (``security.cwe.load_names``: the package's own text, or MITRE's official text from a catalog you pass) |
 | L3 | + where and how: the sink and the missing check (task.toml ``hints.L3``) |
 | L4 | + a concrete triggering input, the expected secure behaviour and the defence (``hints.L4``) |
 

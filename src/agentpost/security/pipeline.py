@@ -23,6 +23,7 @@ from agentpost.ingress.keys import Refused, UnsafeKey, normalise_key
 from agentpost.sandbox.base import Backend
 from agentpost.security.annotate import heuristic_annotate, missing_behaviours
 from agentpost.security.attribution import attribute
+from agentpost.security.cwe import load_names
 from agentpost.security.grade import grade_candidate
 from agentpost.security.metrics import per_cwe, summary
 from agentpost.security.model import BEHAVIOURS, Grade, SecurityTask
@@ -199,7 +200,7 @@ def scripted_demo(
 ) -> dict[str, Any]:
     """Scripted agents on every task → trajectories, grades, labels, metrics, attribution."""
     markers = load_data(MARKERS)
-    names = load_data("cwe_names_v4.14.json")["cwes"]
+    names = load_names()
     jobs = [(t, a) for t in tasks for a in agents]
 
     def run(job):

@@ -42,9 +42,9 @@ Policy = Callable[[SecurityTask, int], Model]
 
 def scripted_policy(agents: Sequence[str] = AGENTS, seed: int = 0) -> Policy:
     from agentpost.agent.scripted import ScriptedModel
-    from agentpost.security.suite import load_data
+    from agentpost.security.cwe import load_names
 
-    names = load_data("cwe_names_v4.14.json")["cwes"]
+    names = load_names()
 
     def make(task: SecurityTask, k: int) -> Model:
         agent = random.Random(f"{seed}:{task.id}:{k}").choice(list(agents))

@@ -1,18 +1,13 @@
 """Run a task inside a sandbox: set up its work directory, run a solution script, grade it.
 
-Harbor: the tests directory is copied (fresh) into ``/tests`` and ``/tests/test.sh`` runs in the
-work directory; it must write ``/logs/verifier/reward.txt`` (a number) or ``reward.json`` (a
-number, ``{"reward": x}``, or a one-entry object of numbers). Terminal-Bench 1: ``run-tests.sh``
-runs with ``TEST_DIR=/tests`` and, as in Terminal-Bench's ``PytestParser``, the per-test lines
-after pytest's "short test summary info" header (``-rA``) decide: resolved when every test is
-PASSED, XFAIL or SKIPPED. Output without that header is unparsable (``evaluator_invalid``: real
-TB1 runners install pytest from the network, which an offline sandbox lacks). Only a task whose
-``parser_name`` is not ``pytest`` is graded by the runner's exit code (a departure: TB1's other
-parsers are benchmark-specific).
-
-A missing or unparsable reward is ``evaluator_invalid``, never a silent 0. Before the tests are
-copied in, ``verifier.isolate`` removes everything the agent could have planted for grading
-(stale reward files, ``/tests``, /tmp and HOME), so an agent cannot pre-write its own reward.
+Grading: the tests run in the verifier's own namespace (``tasks/verifier.py``: the agent's
+processes cannot reach them, agent code runs through ``$AGENTPOST_AS_AGENT``, the result is read
+after the namespace is empty); Harbor tasks' ``/tests/test.sh`` writes ``/logs/verifier/reward.txt``
+or ``reward.json``; a Terminal-Bench 1 task's ``run-tests.sh`` (or ``DEFAULT_TB1_RUNNER``) is
+graded by its pytest report or exit code (``tasks/results.py``). Who is to blame for an outcome
+that is not a clean verdict is decided in one place (``tasks/outcome.py``): the agent's 0, unless
+the control (the oracle in a fresh sandbox of the same spec) fails as well, then
+``infra_error`` (the sandbox failed) or ``evaluator_invalid`` (the task cannot grade its oracle).
 
 With the docker backend the task's Dockerfile is built (``tasks.images``) and the sandbox starts
 from that image, so ``prepare`` copies nothing. Harbor's users: solutions run as
@@ -30,29 +25,42 @@ Layer: io.
 
 from __future__ import annotations
 
-import json
-import re
 import shutil
 import tempfile
+import threading
 from dataclasses import replace
 from pathlib import Path
 
 from agentpost.components import resolve
 from agentpost.errors import InfraError
 from agentpost.sandbox.base import ExecResult, Sandbox, SandboxSpec
-from agentpost.tasks.model import REWARD_JSON, REWARD_TXT, EvalResult, Task
-from agentpost.tasks.verifier import VERIFIER_ENV, Tampered, isolate
+from agentpost.tasks.model import EvalResult, Task
+from agentpost.tasks.outcome import Observation, Outcome, classify
+from agentpost.tasks.results import (  # noqa: F401 (parse_reward_*: this module's old API)
+    exit_code_outcome,
+    harbor_reward,
+    parse_reward_json,
+    parse_reward_text,
+    pytest_outcome,
+)
+from agentpost.tasks.verifier import run_tests
 
 HEALTHCHECK_TRIES = 30
 
 OUTPUT_CHARS = 8000
 # For a TB1 task without run-tests.sh. TB1's default installs pytest with uv from the network;
-# offline we use the sandbox's own pytest (none: no summary, so ``evaluator_invalid``).
-DEFAULT_TB1_RUNNER = '#!/bin/bash\npython3 -m pytest -rA "$TEST_DIR/test_outputs.py"\n'
+# offline we use the image's own pytest, isolated (``-I``: no cwd or PYTHON* variables on the
+# path, so a ``pytest.py`` or ``conftest.py`` in the work dir is not the runner), with no config
+# or conftest from above /tests and no cache written anywhere.
+DEFAULT_TB1_RUNNER = (
+    "#!/bin/bash\nexec python3 -I -m pytest -p no:cacheprovider --rootdir=/tests "
+    '--confcutdir=/tests -rA "$TEST_DIR/test_outputs.py"\n'
+)
+# Every pytest the tests start writes its JUnit report into the verifier's own dir.
+JUNIT = "junit.xml"
+PYTEST_ADDOPTS = f"--junitxml=/logs/verifier/{JUNIT} -p no:cacheprovider"
 SETUP_SCRIPT = "agentpost-setup.sh"
 _NOT_COPIED = {"Dockerfile", SETUP_SCRIPT, ".dockerignore"}
-_PYTEST_LINE = re.compile(r"^(PASSED|FAILED|ERROR|XFAIL|XPASS|SKIPPED)\s+(\S+)", re.M)
-_PYTEST_SUMMARY = re.compile(r"=+\s*short test summary info\s*=+", re.I)
 
 # Task families graded their own way: format → "module:function(task, sandbox) -> EvalResult". A
 # string resolved at run time, so this generic evaluator imports no family and a family may use it.
@@ -75,6 +83,7 @@ def spec_for(
     writable = ("/app", "/logs", "/tests", "/solution")
     if workdir not in writable and workdir != "/":
         writable = (workdir, *writable)
+    writable = (*writable, *(d for d in task.extra_writable_dirs if d not in writable))
     if task.agent_user or task.verifier_user:
         if backend is not None and not docker:
             raise InfraError(
@@ -157,112 +166,146 @@ def run_script(
     )
 
 
-def evaluate(task: Task, sandbox: Sandbox, step: int | None = None) -> EvalResult:
+def evaluate(
+    task: Task, sandbox: Sandbox, step: int | None = None, *, control: bool = True
+) -> EvalResult:
     """Grade the sandbox's current state with the task's evaluator (a multi-step task: with
     step ``step``'s tests; its last step when ``step`` is None). A SWE-bench task is graded
-    like the harness (``tasks.swebench.grade``)."""
+    like the harness (``tasks.swebench.grade``). Blame follows ``outcome.classify``: an outcome
+    that is not a clean verdict is the agent's 0 unless the control (the oracle graded the same
+    way, in a fresh sandbox of the same spec) fails too; ``control=False`` never grades one
+    (then it is the agent's 0)."""
     if task.format in FAMILY_EVALUATORS:
         return resolve(FAMILY_EVALUATORS, task.format, "task evaluator")(task, sandbox)
-    if task.steps:
-        i = len(task.steps) - 1 if step is None else step
-        st = task.steps[i]
-        task = replace(
-            task, tests_dir=st.tests_dir, verifier_timeout_s=st.verifier_timeout_s, steps=()
-        )
+    i = (len(task.steps) - 1 if step is None else step) if task.steps else None
+    graded = _at_step(task, i)
+    obs, out, details = observe(graded, sandbox)
+    ctl = (lambda: control_observation(task, i, sandbox)) if control else None
+    return _result(classify(obs, ctl, static=_static_problem(graded, sandbox)), out, details)
+
+
+def _at_step(task: Task, i: int | None) -> Task:
+    if i is None:
+        return task
+    st = task.steps[i]
+    return replace(task, tests_dir=st.tests_dir, verifier_timeout_s=st.verifier_timeout_s, steps=())
+
+
+def _static_problem(task: Task, sandbox: Sandbox) -> str:
     if task.evaluator_network and not sandbox.spec.network:
-        return EvalResult(
-            "infra_error", None, None, "evaluator needs the network; sandbox has none"
-        )
+        return "evaluator needs the network; sandbox has none"
     if task.tests_dir is None and task.run_tests_script is None:
-        return EvalResult("evaluator_invalid", None, None, f"{task.id}: task has no tests")
-    try:
-        res = _run_verifier(task, sandbox)
-    except Tampered as e:
-        return EvalResult("ok", 0.0, False, str(e), {"tampered": True})
-    except Exception as e:  # a sandbox failure, not the evaluator's verdict
-        return EvalResult("infra_error", None, None, f"{type(e).__name__}: {e}")
-    out = _tail(res)
-    details = {"exit_code": res.exit_code, "duration_s": round(res.duration_s, 3)}
-    if res.timed_out:
-        return EvalResult("timeout", None, None, out, details)
-    if task.format == "terminal-bench-1":
-        return _tb1_result(res, out, details, task.metadata.get("parser_name", "pytest"))
-    reward, why = _read_reward(sandbox)
-    if reward is None:
-        return EvalResult("evaluator_invalid", None, None, f"{why}\n{out}", details)
-    return EvalResult("ok", reward, reward >= 1.0 - 1e-9, out, details)
+        return f"{task.id}: task has no tests"
+    return ""
 
 
-def _run_verifier(task: Task, sandbox: Sandbox) -> ExecResult:
-    isolate(sandbox, sandbox.spec.writable_dirs, **_as_root(task))  # the task's (spec_for)
-    if task.tests_dir is not None and task.tests_dir.is_dir():
-        sandbox.put_dir(str(task.tests_dir), "/tests")
-    if task.format == "terminal-bench-1":
+def _result(outcome: Outcome, out: str, details: dict) -> EvalResult:
+    if outcome.control is not None:
+        details["control"] = outcome.control
+    if outcome.kind == "ok":
+        r = outcome.reward
+        return EvalResult("ok", r, r >= 1.0 - 1e-9, out, details)
+    if outcome.kind == "agent":
+        details["failure"] = outcome.reason
+        return EvalResult("ok", 0.0, False, f"{outcome.reason}\n{out}", details)
+    status = "evaluator_invalid" if outcome.evaluator_broken else "infra_error"
+    return EvalResult(status, None, None, f"{outcome.reason}\n{out}", details)
+
+
+def observe(task: Task, sandbox: Sandbox) -> tuple[Observation, str, dict]:
+    """Run the task's tests on ``sandbox`` (``verifier.run_tests``) and say what they gave."""
+    tb1 = task.format == "terminal-bench-1"
+    if tb1:
         runner = task.run_tests_script
         script = runner.read_bytes() if runner else DEFAULT_TB1_RUNNER.encode()
-        sandbox.put("/tests/run-tests.sh", script, 0o755)
-        cmd = "bash /tests/run-tests.sh"
+        extra, cmd = {"/tests/run-tests.sh": script}, "bash /tests/run-tests.sh"
     else:
-        cmd = "bash /tests/test.sh"
-    return sandbox.exec(
-        cmd,
-        cwd=sandbox.spec.workdir,
-        timeout_s=task.verifier_timeout_s,
-        env={**task.verifier_env, **VERIFIER_ENV},
-        **_as_root(task),
-    )
-
-
-def parse_reward_text(text: str) -> float | None:
-    """``reward.txt``: one number (surrounding whitespace allowed)."""
+        extra, cmd = {}, "bash /tests/test.sh"
     try:
-        value = float(text.strip())
-    except ValueError:
-        return None
-    return value if value == value and abs(value) != float("inf") else None
+        run = run_tests(
+            sandbox,
+            tests_dir=task.tests_dir,
+            extra=extra,
+            command=cmd,
+            cwd=sandbox.spec.workdir,
+            timeout_s=task.verifier_timeout_s,
+            env={**task.verifier_env, "PYTEST_ADDOPTS": PYTEST_ADDOPTS},
+            reads=(JUNIT,) if tb1 else ("reward.txt", "reward.json"),
+            exec_kw=_as_root(task),
+        )
+    except Exception as e:  # a sandbox failure: the control says whose
+        why = f"the sandbox failed while grading: {type(e).__name__}: {e}"
+        return Observation(None, why, sandbox_failed=True), why, {}
+    if run.res is None:
+        return Observation(None, run.problem), run.problem or "", {}
+    res = run.res
+    out = _tail(res)
+    details = {"exit_code": res.exit_code, "duration_s": round(res.duration_s, 3)}
+    if run.removed_links:
+        details["removed_links"] = run.removed_links
+    if tb1 and task.metadata.get("parser_name", "pytest") == "pytest":
+        obs = pytest_outcome(run.files.get(JUNIT, "missing"), res.stdout)
+    elif tb1:
+        obs = exit_code_outcome(res.exit_code)
+    else:
+        obs = harbor_reward(run.files)
+    if obs.tests:
+        details["tests"] = obs.tests
+    problem = _tree_problem(res)
+    if problem:
+        obs = Observation(obs.reward, problem, obs.tests)
+    return obs, out, details
 
 
-def parse_reward_json(text: str) -> float | None:
-    """``reward.json``: a number, ``{"reward": x}``, or an object with exactly one number."""
+def _tree_problem(res: ExecResult) -> str | None:
+    """Why the test tree did not end cleanly (None: it did)."""
+    if res.timed_out:
+        return f"the tests ran out of time ({res.duration_s:.0f} s)"
+    if res.killed:
+        return f"the test tree was killed ({res.killed})"
+    if res.stopped:
+        return "the test process was stopped by a signal"
+    if res.exit_code is None or res.exit_code >= 128:
+        return f"the test process was killed by a signal (exit {res.exit_code})"
+    if res.strays:
+        return f"{res.strays} process(es) the tests started outlived them"
+    return None
+
+
+_CONTROLS: dict[tuple, Observation] = {}
+_CONTROLS_LOCK = threading.Lock()
+
+
+def control_observation(task: Task, step: int | None, sandbox: Sandbox) -> Observation:
+    """The control for ``task`` (at ``step``) in ``sandbox``'s conditions: its oracle (every
+    step's up to ``step``), or nothing for a task without one, run in a fresh sandbox of the
+    same spec and backend, then graded the same way. A clean control is remembered for the
+    process; one that is not is graded again next time (it may have been a passing fault)."""
+    backend = getattr(sandbox, "backend", None)
+    if backend is None:
+        why = "the sandbox failed while grading: no backend for a control"
+        return Observation(None, why, sandbox_failed=True)
+    key = (backend.name, str(task.path), task.id, step, repr(sandbox.spec))
+    with _CONTROLS_LOCK:
+        known = _CONTROLS.get(key)
+    if known is not None:
+        return known
     try:
-        data = json.loads(text)
-    except ValueError:
-        return None
-    if isinstance(data, dict):
-        if "reward" in data:
-            data = data["reward"]
-        else:
-            nums = [v for v in data.values() if isinstance(v, int | float)]
-            data = nums[0] if len(nums) == 1 and len(data) == 1 else None
-    if isinstance(data, bool) or not isinstance(data, int | float):
-        return None
-    return parse_reward_text(str(data))
-
-
-def _read_reward(sandbox: Sandbox) -> tuple[float | None, str]:
-    for path, parse in ((REWARD_TXT, parse_reward_text), (REWARD_JSON, parse_reward_json)):
-        try:
-            raw = sandbox.get(path).decode("utf-8", "replace")
-        except FileNotFoundError:
-            continue
-        value = parse(raw)
-        if value is None:
-            return None, f"unparsable reward in {path}: {raw[:200]!r}"
-        return value, ""
-    return None, f"no reward file ({REWARD_TXT} or {REWARD_JSON})"
-
-
-def _tb1_result(res: ExecResult, out: str, details: dict, parser: str) -> EvalResult:
-    if parser == "pytest":
-        parts = _PYTEST_SUMMARY.split(res.stdout, maxsplit=1)
-        outcomes = {name: st for st, name in _PYTEST_LINE.findall(parts[-1])} if parts[1:] else {}
-        if not outcomes:
-            why = "no pytest short test summary (-rA) with test results in run-tests.sh output"
-            return EvalResult("evaluator_invalid", None, None, f"{why}\n{out}", details)
-        details["tests"] = outcomes
-        ok = all(s in ("PASSED", "XFAIL", "SKIPPED") for s in outcomes.values())
-        return EvalResult("ok", 1.0 if ok else 0.0, ok, out, details)
-    if res.exit_code in (126, 127) or res.exit_code is None:
-        return EvalResult("evaluator_invalid", None, None, out, details)
-    ok = res.exit_code == 0
-    return EvalResult("ok", 1.0 if ok else 0.0, ok, out, details)
+        with backend.create(sandbox.spec) as box:
+            prepare(task, box)
+            scripts = (
+                [s.solution_script for s in task.steps[: step + 1]]
+                if step is not None
+                else [task.solution_script]
+            )
+            for script in scripts:
+                if script is not None:
+                    run_script(task, box, script)
+            obs, _, _ = observe(_at_step(task, step), box)
+    except Exception as e:
+        why = f"the sandbox failed while grading: {type(e).__name__}: {e}"
+        return Observation(None, why, sandbox_failed=True)
+    if obs.clean:
+        with _CONTROLS_LOCK:
+            _CONTROLS[key] = obs
+    return obs

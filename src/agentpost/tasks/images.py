@@ -279,7 +279,7 @@ def container_spec(task: Task, backend) -> dict:
     """``SandboxSpec`` fields for ``task`` on docker, as Harbor runs its container: the task's
     image (built once), its ``WORKDIR`` as the work directory unless the task names one (no
     ``WORKDIR``: ``/``), its ``USER`` as the agent's unless ``[agent].user`` names one, a
-    writable root of its own, and ``[environment]`` ``cpus``, ``memory`` and ``storage`` as the
+    writable root of its own, processes that outlive an exec (``keep_processes``), and ``[environment]`` ``cpus``, ``memory`` and ``storage`` as the
     sandbox's limits (unset: the defaults of ``Limits``). A task family with its own images
     (``FAMILY_IMAGES``) keeps its container as it is: its image and limits only."""
     from dataclasses import replace
@@ -296,7 +296,9 @@ def container_spec(task: Task, backend) -> dict:
     if tag is None:
         return {"image": None}
     cfg = image_config(backend, tag)
-    out: dict = {"image": tag, "writable_root": True}
+    # Harbor's container: a writable root, and what the agent leaves running stays (its servers
+    # are there for the tests: verifier_sandbox keeps them, outside the tests' namespace)
+    out: dict = {"image": tag, "writable_root": True, "keep_processes": True}
     workdir = task.workdir if task.workdir_given else (cfg.get("WorkingDir") or "/")
     out["workdir"] = workdir
     out["services"] = services_of(task, backend, tag, cfg, workdir)

@@ -74,6 +74,9 @@ class Task:
     agent_env: dict[str, str] = field(default_factory=dict)
     verifier_env: dict[str, str] = field(default_factory=dict)
     steps: tuple[Step, ...] = ()
+    # sandbox directories writable besides the work directory (SWE-bench: /workspace, where
+    # OpenHands links the repository and writes its scratch files)
+    extra_writable_dirs: tuple[str, ...] = ()
 
     @property
     def explore(self) -> list[str]:

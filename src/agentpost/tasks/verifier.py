@@ -1,37 +1,53 @@
-"""Verifier isolation (Harbor's rule): nothing the agent left behind can take part in grading.
+"""Run a task's tests where the agent's state cannot command them (Harbor's rule, enforced).
 
-``isolate`` runs after the agent's last turn and before the tests arrive:
+``run_tests`` grades a sandbox after the agent's last turn:
 
-1. No agent process is alive (sandbox contract rule 2: nothing outlives an exec; a backend with
-   long-lived processes kills them in ``reset_private``), so from here on only the verifier runs.
-2. ``reset_private`` gives the sandbox a fresh, empty /tmp and HOME: a ``.pth`` file or
-   ``usercustomize.py`` in the user site-packages, shell rc files and a planted bytecode cache
-   under /tmp are gone.
-3. ``/tests`` is emptied and ``/logs/verifier`` is removed and created again by the verifier, so
-   the tests are copied in only now, a stale ``reward.txt`` or test report counts for nothing,
-   and a symlink planted at ``/logs/verifier`` (or inside it) no longer exists. Permission bits
-   the agent set cannot stop the cleanup (the owner may always chmod its files); if the dirs
-   still are not empty, the run is graded 0 (the agent's doing), never an infrastructure error.
-4. A symbolic link the agent left in its writable dirs that leads into ``/tests`` or ``/logs``
-   is removed before the tests arrive: ``ln -s /tests/expected.txt /app/out`` points nowhere
-   while the agent runs, and at the expected answer once the tests are copied in.
-5. The verifier's environment (``VERIFIER_ENV``) turns off Python's user site-packages and
-   bytecode writing; HOME and TMPDIR are the fresh dirs. The agent cannot set the environment of
-   a later exec, so ``PYTHONSTARTUP``-style variables cannot reach it.
+1. **Its own namespace** (``sandbox.verifier_sandbox()``, see ``sandbox/bwrap_verifier.py`` and
+   ``sandbox/docker_verifier.py``): every process the agent started is ended first, except, in a
+   sandbox that keeps processes (Harbor's container semantics), the servers the tests may query;
+   those stay outside, sharing only the network namespace. The tests get a mount and PID
+   namespace no agent process ever entered, fresh ``/tests``, ``/logs``, ``/tmp`` and HOME in
+   their own space (not the agent's quota), and the agent's other dirs. So a stale
+   ``reward.txt``, a planted ``.pth`` in the user site, shell rc files, a symlink at
+   ``/logs/verifier`` and a process waiting to rewrite the reward count for nothing: none of them
+   exists where the tests run.
+2. **The link sweep**, in that namespace, before the tests are copied in: a symbolic link in the
+   agent's dirs whose target resolves into ``/tests``, ``/logs``, ``/proc`` or the harness is
+   removed (``ln -s /tests/expected.txt /app/out`` points nowhere while the agent runs, and at the
+   answer once the tests arrive). It resolves links in the namespace the tests will see (no
+   agent-made ``/logs`` or ``/tests`` to resolve through), no agent process can change the dirs
+   meanwhile, and the sweep must say it finished: one that runs out of time (100k links) is not
+   clean, so the outcome is the agent's 0 (``tasks/outcome.py``).
+3. **Agent code runs as the agent**: the tests get ``$AGENTPOST_AS_AGENT`` (``sandbox/as_agent.py``,
+   installed read-only by the harness), which runs a command as the agent's uid in a Landlock
+   domain: it cannot write ``/logs/verifier``, ``/tests`` or the harness, read the tests, or
+   signal the test process. The bundled suites run every script, binary, Makefile, module and git
+   command of the agent through it.
+4. **The reward is read once, after the namespace is empty** (the executor kills and reaps every
+   process before it answers), from the verifier's own dir on the host, with ``O_NOFOLLOW`` at
+   every step and ``O_NONBLOCK``, as a regular file only: a FIFO, a symlink or a directory is no
+   reward. A test tree that ran out of time, was killed, stopped or signalled (exit status 128 or
+   more), or left a process behind is not a clean verdict either (``outcome.classify``).
 
-Known limit, as in Harbor: a test that imports the agent's code runs that code in the verifier's
-process, so such code can still write the reward file while the tests run; a task that must be
-robust to that grades the agent's outputs, not by importing its code.
+What this does not stop (``docs/threat-model.md``): a third-party test that imports the agent's
+code into its own process or runs it without ``as-agent`` gives that code the test's powers
+(it can then write the reward file or fake a report); the rules above still hold around it.
 
 Layer: io.
 """
 
 from __future__ import annotations
 
-import shlex
+import errno
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
 
-from agentpost.sandbox.base import Sandbox
+from agentpost.sandbox.base import ExecResult, Sandbox
 
+AS_AGENT = "/run/agentpost/as-agent"
+VERIFIER_DIRS = ("/tests", "/logs")
 VERIFIER_ENV = {
     "TEST_DIR": "/tests",
     "LOGS_DIR": "/logs",
@@ -40,40 +56,168 @@ VERIFIER_ENV = {
     "PYTHONNOUSERSITE": "1",
     "PYTHONDONTWRITEBYTECODE": "1",
 }
-CLEAN = (
-    "chmod -R u+rwX /tests /logs/verifier 2>/dev/null; "
-    "find /tests -mindepth 1 -delete; rm -rf /logs/verifier; mkdir -p /logs/verifier; "
-    '[ -z "$(ls -A /tests)" ] && [ -z "$(ls -A /logs/verifier)" ] && [ ! -L /logs/verifier ]'
+SWEEP_TIMEOUT_S = 60.0
+SWEEP_MAX_ENTRIES = 2_000_000  # a sweep that meets more has not finished (the quota: 1M inodes)
+SWEEP_DONE = "agentpost-sweep: done"
+MAX_RESULT_BYTES = 16 << 20
+# where a link must not lead: the verifier's dirs, /proc (magic links: /proc/self/fd/3 is
+# whatever the test opened), and the harness
+FORBIDDEN = ("/tests", "/logs", "/proc", "/run/agentpost", "/dev/fd")
+
+SWEEP_PY = f"""
+import os, sys
+bad = {FORBIDDEN!r}
+seen = removed = 0
+limit = int(sys.argv[1])
+stack = list(sys.argv[2:])
+while stack and seen <= limit:
+    d = stack.pop()
+    try:
+        it = os.scandir(d)
+    except OSError:
+        continue
+    with it:
+        for e in it:
+            seen += 1
+            if e.is_symlink():
+                t = os.path.realpath(e.path)
+                if any(t == b or t.startswith(b + "/") for b in bad):
+                    os.unlink(e.path)
+                    removed += 1
+            elif e.is_dir(follow_symlinks=False):
+                stack.append(e.path)
+if seen <= limit:
+    print({SWEEP_DONE!r}, seen, removed)
+else:
+    print("agentpost-sweep: more than", limit, "entries")
+"""
+SWEEP_SH = (
+    'find "$@" -type l -exec sh -c \'for l; do case "$(readlink -f -- "$l")" in'
+    " /tests|/tests/*|/logs|/logs/*|/proc|/proc/*|/run/agentpost|/run/agentpost/*|/dev/fd*)"
+    ' rm -f -- "$l";; esac; done\' sh {} + && echo "' + SWEEP_DONE + '"'
+)
+# Install as-agent (its source on stdin) and sweep, with the image's python3 when it has one.
+PREPARE = (
+    "mkdir -p /logs/verifier; py=$(command -v python3 || true); code=$1; limit=$2; shift 2;"
+    ' if [ -n "$py" ]; then mkdir -p /run/agentpost && { printf "#!%s -IS\\n" "$py"; cat; } > '
+    + AS_AGENT
+    + " && chmod 555 "
+    + AS_AGENT
+    + ' && exec "$py" -I -S -c "$code" "$limit" "$@"; fi; '
+    + SWEEP_SH
 )
 
 
-# every symlink under the dirs given (NUL-separated: any file name) whose resolved target is
-# in /tests or /logs; ``readlink -m`` resolves it even where the target does not exist yet
-UNLINK_INTO_VERIFIER = (
-    "find {dirs} -xdev -type l -print0 2>/dev/null | while IFS= read -r -d '' l; do"
-    ' case "$(readlink -m -- "$l")" in /tests|/tests/*|/logs|/logs/*) rm -f -- "$l";; esac;'
-    " done; true"
-)
+@dataclass
+class TestRun:
+    """What running the tests gave: the test command's result (None: it never ran), the files
+    read from /logs/verifier after it (name -> bytes, or why it could not be read), and why the
+    run is not clean (None: it is, so far)."""
+
+    res: ExecResult | None = None
+    files: dict[str, bytes | str] = field(default_factory=dict)
+    problem: str | None = None
+    removed_links: int = 0
 
 
-class Tampered(Exception):
-    """The verifier's dirs could not be made clean: the agent's doing, graded 0."""
+def as_agent_source() -> bytes:
+    text = Path(__file__).resolve().parents[1].joinpath("sandbox", "as_agent.py").read_text()
+    return text.encode()
 
 
-def isolate(sandbox: Sandbox, dirs: tuple[str, ...] = (), **exec_kw) -> None:
-    """Make the sandbox ready for the verifier (see the module docstring); ``dirs`` are the
-    agent's writable dirs (rule 4). ``exec_kw`` go to the cleanup execs (the docker backend's
-    ``user=``: a task whose agent runs as another user is cleaned up as the verifier's user)."""
-    reset = getattr(sandbox, "reset_private", None)
-    if reset is not None:
-        reset()
-    else:  # a backend that predates the contract: clear them from inside
-        sandbox.exec(
-            "find /tmp /root -mindepth 1 -delete 2>/dev/null; true", timeout_s=60, **exec_kw
-        )
-    if dirs:
-        quoted = " ".join(shlex.quote(d) for d in dirs)
-        sandbox.exec(UNLINK_INTO_VERIFIER.format(dirs=quoted), timeout_s=60, **exec_kw)
-    res = sandbox.exec(CLEAN, timeout_s=60, **exec_kw)
-    if res.timed_out or res.exit_code != 0:
-        raise Tampered(f"verifier dirs not clean after cleanup: {res.stderr[-300:]}")
+def run_tests(
+    sandbox: Sandbox,
+    *,
+    tests_dir: Path | None,
+    extra: dict[str, bytes],
+    command: str,
+    cwd: str,
+    timeout_s: float,
+    env: dict[str, str],
+    reads: tuple[str, ...],
+    exec_kw: dict,
+) -> TestRun:
+    """Open the verifier's namespace for ``sandbox``, sweep links, put the tests (``tests_dir``
+    and ``extra`` files under /tests), run ``command``, then read ``reads`` (names under
+    /logs/verifier). Sandbox errors propagate (the caller classifies them)."""
+    run = TestRun()
+    with sandbox.verifier_sandbox() as v:
+        dirs = list(v.agent_dirs)
+        argv = ["/bin/sh", "-c", PREPARE, "sweep", SWEEP_PY, str(SWEEP_MAX_ENTRIES), *dirs]
+        prep = v.exec(argv, stdin=as_agent_source(), timeout_s=SWEEP_TIMEOUT_S, **exec_kw)
+        run.removed_links = _removed(prep.stdout)
+        if prep.timed_out or prep.exit_code != 0 or SWEEP_DONE not in prep.stdout:
+            why = "timed out" if prep.timed_out else f"exit {prep.exit_code}"
+            run.problem = f"the link sweep of the agent's dirs did not finish ({why})"
+            return run
+        if tests_dir is not None and tests_dir.is_dir():
+            v.put_dir(str(tests_dir), "/tests")
+        for path, data in extra.items():
+            v.put(path, data, 0o755)
+        agent = getattr(v, "agent_user", None)
+        full_env = {
+            **env,
+            **VERIFIER_ENV,
+            "AGENTPOST_AS_AGENT": AS_AGENT,
+            "AGENTPOST_AGENT_DIRS": ":".join(dirs),
+            **({"AGENTPOST_AGENT_USER": agent} if agent else {}),
+        }
+        run.res = v.exec(command, cwd=cwd, timeout_s=timeout_s, env=full_env, **exec_kw)
+        end = getattr(v, "end", None)  # a namespace whose executor is not ours to trust
+        if end is not None:
+            end()
+        logs = v.layout.mounts["/logs"]
+        for name in reads:
+            run.files[name] = read_result(logs, "verifier/" + name)
+        give_back = getattr(v, "give_back", None) if end is None else None
+        if give_back is not None:
+            give_back()
+    return run
+
+
+def _removed(out: str) -> int:
+    for line in out.splitlines():
+        if line.startswith(SWEEP_DONE):
+            parts = line.split()
+            return int(parts[-1]) if len(parts) > 4 and parts[-1].isdigit() else 0
+    return 0
+
+
+def read_result(root: str, rel: str, limit: int = MAX_RESULT_BYTES) -> bytes | str:
+    """The bytes of regular file ``rel`` under host dir ``root``, opened one component at a
+    time with ``O_NOFOLLOW`` (and ``O_NONBLOCK``: a FIFO never blocks), or why not (a string):
+    "missing", or a link, FIFO, directory or other non-regular file, or one past ``limit``."""
+    parts = [p for p in rel.split("/") if p]
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        for i, name in enumerate(parts):
+            last = i == len(parts) - 1
+            flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+            flags |= 0 if last else os.O_DIRECTORY
+            try:
+                nxt = os.open(name, flags, dir_fd=fd)
+            except FileNotFoundError:
+                return "missing"
+            except OSError as e:
+                if e.errno in (errno.ELOOP, errno.ENOTDIR):
+                    return f"{'/'.join(parts[: i + 1])} is a symbolic link or not a directory"
+                return f"{'/'.join(parts[: i + 1])}: {e.strerror}"
+            os.close(fd)
+            fd = nxt
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return f"{rel} is not a regular file"
+        if st.st_size > limit:
+            return f"{rel} is larger than {limit} bytes"
+        os.set_blocking(fd, True)
+        parts = []
+        size = 0
+        while size <= limit:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            parts.append(chunk)
+            size += len(chunk)
+        return b"".join(parts) if size <= limit else f"{rel} is larger than {limit} bytes"
+    finally:
+        os.close(fd)

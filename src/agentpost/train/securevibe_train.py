@@ -157,8 +157,8 @@ def run_security_training(
     template = load_template(cfg.hint_template) if method == "hg" else None
     policy, tok = load_policy(cfg.model)
 
+    from agentpost.security.cwe import load_names
     from agentpost.security.hints import hint
-    from agentpost.security.suite import load_data
     from agentpost.train.hint_distill import hint_distill_config, hint_distill_trainer_cls
     from agentpost.train.prompt_sampler import PromptSampler
     from agentpost.train.securevibe_grpo import (
@@ -177,7 +177,7 @@ def run_security_training(
     by_ds: dict[str, list[str]] = {}
     for p in prompts.values():
         by_ds.setdefault(p.dataset, []).append(p.text)
-    names = load_data("cwe_names_v4.14.json")["cwes"]
+    names = load_names()
     rollout = make_security_rollout_func(
         prompts,
         lambda n, task: SecurityTaskEnv(task, backend=backend, timeout_s=cfg.command_timeout_s),

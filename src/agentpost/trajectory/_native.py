@@ -74,6 +74,9 @@ DEPENDS = (
     "../errors",
     "../components",
     "../documents/write",
+    "../ingress/__init__",
+    "../ingress/hostdir",
+    "../ingress/keys",
 )
 SOURCES = (*COMPILED, *C_EXTENSIONS, *DEPENDS)
 OFF = "AGENTPOST_PURE_IMPORT"

@@ -67,7 +67,7 @@ def iter_files(
     output file) is left out of folder walks, so importing a folder into a file inside it never
     re-imports the previous output. A file reached twice (named twice, or under two
     overlapping folders such as ``DIR`` and ``DIR/sub``) is imported once, with a warning."""
-    from agentpost.trajectory.select import unique_files
+    from agentpost.trajectory.inputs import unique_files
 
     skip = exclude.resolve() if exclude is not None else None
     out: list[Path] = []

@@ -79,9 +79,9 @@ def build_suite_command(
 
     Samples each task under the four task types from the teacher, keeps what passes each execution filter, and writes OUT/security_only.parquet, simple_mixture.parquet, security_suite.parquet, examples/<type>.parquet and manifest.json (counts of every filter verdict).
     """
+    from agentpost.security.cwe import load_plan_match
     from agentpost.security.recipes.build import build_examples, suite_prompts, write_recipes
     from agentpost.security.recipes.teachers import load_names, open_teacher
-    from agentpost.security.suite import load_data
     from agentpost.store import Store
 
     if plan_match not in ("exact", "soft"):
@@ -89,10 +89,10 @@ def build_suite_command(
     chosen = [
         t for ts in choose_datasets([suite] if suite else None, tasks, side).values() for t in ts
     ]
-    names, match = load_names(), load_data("cwe_plan_match_v1.json")
+    names, match = load_names(), load_plan_match()
     plan = {"mode": plan_match, "groups": match["theme_groups"], "generic": match["generic_parent"]}
     prompts = {
-        u: (t, ty) for u, (t, ty, _) in suite_prompts(chosen, names, match["allowed_40"]).items()
+        u: (t, ty) for u, (t, ty, _) in suite_prompts(chosen, names, match["allowed"]).items()
     }
     db = Store(store) if store else None
     if teacher.startswith(("http://", "https://")):  # the old spelling: --teacher URL
@@ -106,7 +106,7 @@ def build_suite_command(
     spec, teacher_model = ("scripted", None) if teacher == "scripted" else (base_url, teacher)
     with open_teacher(spec, prompts, names, model=teacher_model) as (model, label):
         pools, stats = build_examples(
-            chosen, model, label, names=names, allowed=match["allowed_40"], plan=plan,
+            chosen, model, label, names=names, allowed=match["allowed"], plan=plan,
             samples=samples, cap=cap, backend=sandbox_backend(backend), store=db, workers=workers,
             progress=lambda m: typer.echo(m, err=True),
         )  # fmt: skip

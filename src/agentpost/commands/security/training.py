@@ -24,12 +24,13 @@ def hint_command(
     ),
 ) -> None:
     """Print a task's teacher-only hint at LEVEL (SecureVibe spec b.7: the hint levels L1-L4, from the CWE name alone up to the fix)."""
+    from agentpost.security.cwe import load_names
     from agentpost.security.hints import hint
-    from agentpost.security.suite import find_task, load_data
+    from agentpost.security.suite import find_task
 
     t = find_task(task, suite_dir(suite) if suite else None)
     try:
-        typer.echo(hint(level.upper(), t.cwes, t.hints, load_data("cwe_names_v4.14.json")["cwes"]))
+        typer.echo(hint(level.upper(), t.cwes, t.hints, load_names()))
     except ValueError as e:
         raise InputError(None, "--level", str(e)) from None
 

@@ -182,6 +182,6 @@ def sample_texts(teacher: Model, messages: Sequence[dict], n: int) -> list[str]:
 
 
 def load_names() -> dict:
-    from agentpost.security.suite import load_data
+    from agentpost.security import cwe
 
-    return load_data("cwe_names_v4.14.json")["cwes"]
+    return cwe.load_names()

@@ -1,10 +1,10 @@
 """The conda-free environment of an instance: which Debian release (so which Python), and the
 packages, with every departure from the harness's conda environment written down.
 
-Python comes from Debian: bullseye 3.9, bookworm 3.11, trixie 3.13 (``PYTHON_BY_RELEASE``). The
-spec's version is used where a release has it; otherwise the nearest newer one (else the newest)
-stands in, and that is a recorded deviation (``"python 3.10 -> 3.11 (bookworm)"``). Only releases
-with a local base image are offered (``releases()``).
+Python comes from Debian: bullseye 3.9, bookworm 3.11, trixie 3.13 (``PYTHON_BY_RELEASE``, the
+releases ``sandbox.images`` has a debootstrap base recipe for). The spec's version is used where a
+release has it; otherwise the nearest newer one (else the newest) stands in, and that is a
+recorded deviation (``"python 3.10 -> 3.11 (bookworm)"``).
 
 Packages: the spec's ``packages`` as the harness reads them, from the repository instead of the
 network: ``requirements.txt`` is the harness's requirement file (``MAP_REPO_TO_REQS_PATHS``, ``-r``
@@ -25,21 +25,20 @@ from pathlib import Path
 from typing import Any
 
 from agentpost.errors import InputError
+from agentpost.sandbox.images import SUITES
 from agentpost.tasks.swebench import harness
 from agentpost.tasks.swebench.instance import Instance
 
-PYTHON_BY_RELEASE = {"bullseye": "3.9", "bookworm": "3.11", "trixie": "3.13"}
+# Debian release -> its python3: the releases with a base recipe (``sandbox.images.SUITES``)
+PYTHON_BY_RELEASE: dict[str, str] = dict(SUITES)
 # conda names whose PyPI name differs
 CONDA_TO_PYPI = {"pytables": "tables", "matplotlib-base": "matplotlib", "pytorch": "torch"}
 _SKIP_CONDA = {"python", "pip", "setuptools", "wheel", "conda", "mamba"}
 
 
 def releases() -> tuple[str, ...]:
-    """Releases with a base image recipe here (``sandbox.images``)."""
-    from agentpost.sandbox import images
-
-    have = getattr(images, "SUITES", None) or (images.SUITE,)
-    return tuple(r for r in PYTHON_BY_RELEASE if r in have)
+    """Releases with a base image recipe here (``sandbox.images.SUITES``)."""
+    return tuple(PYTHON_BY_RELEASE)
 
 
 def _key(v: str) -> tuple[int, ...]:

@@ -13,6 +13,12 @@ the "SWE-bench" commit); that commit's id is kept in ``/opt/agentpost/swebench/s
 untracked (an egg-info the repository does not ignore, in-place builds) is listed in
 ``/opt/agentpost/swebench/untracked`` so a candidate's diff leaves it out.
 
+Scaffold layouts: SWE-bench runs were recorded in other places than ``/testbed``, so the image
+links those to it: SWE-agent 0.x kept the repository at ``/<owner>__<name>`` and OpenHands links
+``/workspace/<owner>__<name>__<version>`` to ``/testbed`` itself (its ``instance_swe_entry.sh``);
+``/workspace`` is writable in the sandbox (``WORKSPACE``: OpenHands writes its scratch files
+there). The links come last in the Dockerfile, so images built before them keep their layers.
+
 Offline grading: the harness's eval script runs the install step again; the build fetches that
 step's build requirements into ``/opt/agentpost/wheels`` and the image ends with
 ``PIP_NO_INDEX=1 PIP_FIND_LINKS=/opt/agentpost/wheels``, so it runs with no network.
@@ -40,12 +46,13 @@ from agentpost.sandbox.images import base_tag, build, ensure_base, image_exists
 from agentpost.tasks.swebench import harness, history
 from agentpost.tasks.swebench.instance import Instance
 
-RECIPE_VERSION = "2"
+RECIPE_VERSION = "3"
 VENV = f"/opt/miniconda3/envs/{harness.ENV_NAME}"
 STATE = "/opt/agentpost/swebench"
 SETUP_COMMIT = f"{STATE}/setup_commit"
 BUILT = f"{STATE}/untracked"  # what the install left untracked in /testbed (egg-info, builds)
 WHEELS = "/opt/agentpost/wheels"
+WORKSPACE = "/workspace"
 ACTIVATE = """\
 # agentpost: a conda-free stand-in for miniconda's activate. Environments are Debian venvs in
 # /opt/miniconda3/envs; `conda activate NAME` activates one (no other conda command exists).
@@ -61,26 +68,14 @@ PROFILE = f'export VIRTUAL_ENV={VENV} CONDA_DEFAULT_ENV=testbed PATH="{VENV}/bin
 
 
 def base_for(release: str, backend, log) -> str:
-    """The tag of the build base (compilers, git, python3) for ``release``."""
-    from agentpost.sandbox import images
-
-    if release == images.SUITE:
-        return ensure_base(backend, "build", log=log)
-    ensure = getattr(images, "ensure_release_base", None)  # multi-release bases (#27)
-    if ensure is None:
-        raise InfraError(f"no base image for Debian {release} here")
-    return ensure(backend, "build", release, log=log)
+    """The tag of the build base (compilers, git, python3) for Debian ``release``, built unless
+    it exists (``sandbox.images``: one base set per release)."""
+    return ensure_base(backend, "build", log=log, suite=release)
 
 
 def base_name(release: str) -> str:
-    from agentpost.sandbox import images
-
-    if release == images.SUITE:
-        return base_tag("build")
-    tag = getattr(images, "release_base_tag", None)
-    if tag is None:
-        raise InfraError(f"no base image for Debian {release} here")
-    return tag("build", release)
+    """The tag the build base for ``release`` has, whether or not it is built yet."""
+    return base_tag("build", suite=release)
 
 
 def _pip(args: list[str]) -> str:
@@ -121,7 +116,14 @@ def install_script(inst: Instance, spec: dict[str, Any], requires: list[str]) ->
     return "\n".join(lines) + "\n"
 
 
-def dockerfile(base: str) -> str:
+def scaffold_links(inst: Instance) -> list[str]:
+    """Where scaffolds that publish SWE-bench runs kept the repository (all linked to it)."""
+    name = inst.repo.replace("/", "__")
+    return [f"/{name}", f"{WORKSPACE}/{name}__{inst.version}"]
+
+
+def dockerfile(base: str, links: list[str] | None = None) -> str:
+    link = "".join(f" && ln -s {harness.REPO_DIR} {shlex.quote(p)}" for p in links or [])
     return f"""FROM {base}
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \\
     python3-dev python3-venv && rm -rf /var/lib/apt/lists/*
@@ -134,6 +136,7 @@ RUN bash {STATE}/env.sh
 COPY repo {harness.REPO_DIR}
 COPY install.sh {STATE}/
 RUN bash {STATE}/install.sh
+RUN mkdir -p {WORKSPACE}{link}
 ENV VIRTUAL_ENV={VENV} CONDA_DEFAULT_ENV=testbed PATH={VENV}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \\
     PIP_NO_INDEX=1 PIP_FIND_LINKS={WHEELS}
 WORKDIR {harness.REPO_DIR}
@@ -158,7 +161,7 @@ def tag_for(inst: Instance, spec: dict, env: dict) -> str:
     ``base_commit``), the base's tag and ``base_commit``."""
     files = recipe(inst, spec, env, None)
     h = hashlib.sha256(RECIPE_VERSION.encode())
-    h.update(dockerfile(base_name(env["release"])).encode())
+    h.update(dockerfile(base_name(env["release"]), scaffold_links(inst)).encode())
     for name in sorted(files):
         h.update(name.encode() + b"\0" + files[name].encode() + b"\0")
     h.update(inst.base_commit.encode())
@@ -183,7 +186,7 @@ def ensure(
             (ctx / name).write_text(text, encoding="utf-8")
         log(f"building {tag} on {base}")
         try:
-            build(backend, tag, dockerfile(base), str(ctx), 3600.0)
+            build(backend, tag, dockerfile(base, scaffold_links(inst)), str(ctx), 3600.0)
         except InfraError as e:
             raise InfraError(f"{inst.instance_id}: {e}") from None
         finally:

@@ -81,6 +81,8 @@ def parse_instance(obj: Any, path: str, where: str) -> Instance:
         raise InputError(path, f"{where}.instance_id", f"{iid!r} is not a plain name")
     if not _REPO.fullmatch(obj["repo"]):
         raise InputError(path, f"{where}.repo", f"{obj['repo']!r} is not owner/name")
+    if not _ID.fullmatch(obj["version"]) or obj["version"].startswith("."):
+        raise InputError(path, f"{where}.version", f"{obj['version']!r} is not a plain version")
     env_commit = obj.get("environment_setup_commit") or obj["base_commit"]
     for key, sha in (("base_commit", obj["base_commit"]), ("environment_setup_commit", env_commit)):
         if not isinstance(sha, str) or not _SHA.fullmatch(sha):

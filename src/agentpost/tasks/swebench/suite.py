@@ -145,6 +145,7 @@ def to_task(inst: Instance, repos: dict[str, Path], config_path: Path, inst_path
         verifier_timeout_s=1800.0,  # the harness's default eval timeout
         solution_script=folder / "solution" / "solve.sh",
         metadata=meta,
+        extra_writable_dirs=(image.WORKSPACE,),
     )
 
 

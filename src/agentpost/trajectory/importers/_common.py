@@ -10,6 +10,7 @@ here, as what ``_construct.maker`` would generate, so that the compiled build
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,8 @@ import orjson
 
 from agentpost import __version__
 from agentpost.errors import InputError
+from agentpost.ingress.hostdir import open_under, read_fd
+from agentpost.ingress.keys import normalise_key
 from agentpost.trajectory.importers._construct import MISSING, construct, maker  # noqa: F401 (c.construct)
 from agentpost.trajectory.model import (
     FORMAT,
@@ -59,6 +62,23 @@ def companion(path: Path, yaml: bool = False) -> Any:
         return pyyaml.safe_load(raw)
     except Exception:  # noqa: BLE001 - any unreadable companion is no companion
         return None
+
+
+NAMED_LIMIT = 1 << 30  # bytes of one file a trajectory names (a continuation, a report)
+
+
+def read_named(root: Path, key: str, *, where: str) -> bytes:
+    """The bytes of the file that a trajectory *names* (``key``, a value read from the file:
+    ATIF's ``continued_trajectory_ref``, a SWE-bench report under ``logs/<instance_id>/``), below
+    ``root`` (a folder of the trajectory's own path, named by the user). The name is hostile data,
+    so it goes through ``ingress``: a normalised relative key (no absolute path, no ``..``),
+    reached by descent that follows no symlink, a regular file that is not a hard link (a FIFO
+    cannot block), bounded. Raises ``ingress.keys.Refused`` or ``OSError`` (missing)."""
+    fd = open_under(Path(root).resolve(), normalise_key(key, where=where))
+    try:
+        return read_fd(fd, NAMED_LIMIT, where)
+    finally:
+        os.close(fd)
 
 
 class Ctx:

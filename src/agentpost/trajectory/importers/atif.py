@@ -24,6 +24,7 @@ from typing import Any
 import orjson
 from pydantic import TypeAdapter, ValidationError
 
+from agentpost.ingress.keys import Refused
 from agentpost.trajectory.importers import _common as c
 from agentpost.trajectory.model import Logprobs, Trajectory, Usage
 
@@ -169,11 +170,25 @@ def _turn(step: dict, terminus: bool, ctx: c.Ctx, where: str) -> Any:
     )
 
 
-def _continuation_path(path: Path, ref: str) -> Path:
-    direct = path.parent / ref
-    if direct.is_file() or not path.name.endswith("trajectory.json"):
-        return direct
-    return path.parent / (path.name[: -len("trajectory.json")] + ref)
+def _continuation(path: Path, ref: str, ctx: c.Ctx) -> tuple[Path, bytes]:
+    """The file ``continued_trajectory_ref`` names, beside ``path``: ``ref`` itself, else (for a
+    ``*trajectory.json``) ``ref`` after the file's own prefix. The name is read from the file, so
+    it is a key below the file's folder (``_common.read_named``: no absolute path, ``..``,
+    symlink, hard link or FIFO)."""
+    where = "$.continued_trajectory_ref"
+    keys = [ref]
+    if path.name.endswith("trajectory.json"):
+        keys.append(path.name[: -len("trajectory.json")] + ref)
+    for key in keys:
+        try:
+            return path.parent / key, c.read_named(path.parent, key, where="continuation")
+        except FileNotFoundError:
+            continue
+        except Refused as e:
+            raise ctx.fail(where, f"{ref[:200]!r} is not a plain file beside it: {e}") from None
+        except OSError as e:
+            raise ctx.fail(where, f"cannot read {ref[:200]!r}: {e.strerror}") from None
+    raise ctx.fail(where, f"cannot read {ref[:200]!r}: no such file beside it")
 
 
 def _steps(data: dict, ctx: c.Ctx, meta: dict, depth: int = 0) -> list:
@@ -201,13 +216,9 @@ def _steps(data: dict, ctx: c.Ctx, meta: dict, depth: int = 0) -> list:
                     meta.setdefault("subagents", []).append(ref)
     ref = data.get("continued_trajectory_ref")
     if isinstance(ref, str) and depth < 20:
-        cont = _continuation_path(ctx.path, ref)
+        cont, raw = _continuation(ctx.path, ref, ctx)
         try:
-            cdata = orjson.loads(cont.read_bytes())
-        except OSError as e:
-            raise ctx.fail(
-                "$.continued_trajectory_ref", f"cannot read {ref}: {e.strerror}"
-            ) from None
+            cdata = orjson.loads(raw)
         except orjson.JSONDecodeError as e:
             raise ctx.fail("$.continued_trajectory_ref", f"{ref}: invalid JSON: {e.msg}") from None
         meta.setdefault("continuations", []).append(cont.name)

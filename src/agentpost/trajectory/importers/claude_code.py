@@ -60,6 +60,12 @@ def _result_text(content: Any) -> str | None:
     return c.as_str(content) if isinstance(content, list) else None
 
 
+# content block types each side may hold; the ones not imported (images, documents, redacted
+# thinking) carry nothing a trajectory records. Any other type is named in the import's warnings.
+ASSISTANT_BLOCKS = frozenset({"text", "thinking", "redacted_thinking", "tool_use"})
+USER_BLOCKS = frozenset({"text", "tool_result", "image", "document"})
+
+
 class _Run:
     def __init__(self) -> None:
         self.turns: list = []
@@ -69,6 +75,21 @@ class _Run:
         self.version: str | None = None
         self.lines: list = []
         self.unread = 0  # assistant lines whose content is of no shape known here
+        self.unknown: dict[str, list[int]] = {}  # block type -> [count, first line]
+        self.lineno = 0  # the line being read
+
+    def _known(self, b: dict, known: frozenset) -> bool:
+        kind = b.get("type")
+        if kind in known:
+            return True
+        seen = self.unknown.setdefault(str(kind), [0, self.lineno])
+        seen[0] += 1
+        return False
+
+    def warnings(self) -> list[list[str]]:
+        return [[f"line {first}: $.message.content[].type",
+                 f"{n} content block(s) of type '{kind}' not known here: not imported"]
+                for kind, (n, first) in sorted(self.unknown.items())]  # fmt: skip
 
     def assistant(self, rec: dict, msg: dict) -> None:
         if msg.get("model") == "<synthetic>":
@@ -93,7 +114,7 @@ class _Run:
         content = msg.get("content")
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
         for b in blocks if isinstance(blocks, list) else []:
-            if not isinstance(b, dict):
+            if not isinstance(b, dict) or not self._known(b, ASSISTANT_BLOCKS):
                 continue
             if b.get("type") == "text" and isinstance(b.get("text"), str):
                 c.setf(t, "text", b["text"] if t.text is None else f"{t.text}\n{b['text']}")
@@ -110,7 +131,7 @@ class _Run:
                 self.instruction = content
             return
         for b in content if isinstance(content, list) else []:
-            if not isinstance(b, dict):
+            if not isinstance(b, dict) or not self._known(b, USER_BLOCKS):
                 continue
             if b.get("type") == "tool_result" and self.turns:
                 cid = b.get("tool_use_id")
@@ -197,6 +218,7 @@ def convert_lines(lines: list[tuple[int, Any]], ctx: c.Ctx, keep_raw: bool = Fal
         run.version = run.version or c.as_str(rec.get("version"))
         if keep_raw:
             run.lines.append(rec)
+        run.lineno = lineno
         if kind == "assistant":
             run.assistant(rec, msg)
         else:
@@ -229,7 +251,7 @@ def convert_lines(lines: list[tuple[int, Any]], ctx: c.Ctx, keep_raw: bool = Fal
             turns=run.turns,
             keep_raw=keep_raw,
             raw=run.lines,
-            metadata=meta | c.import_note(_layout(run.version)),
+            metadata=meta | c.import_note(_layout(run.version), run.warnings()),
         )
         if any("output_tokens_at_least" in t.extra for t in run.turns):
             traj.totals.unknown = ["output_tokens"]

@@ -20,6 +20,7 @@ from typing import Any
 
 import orjson
 
+from agentpost.ingress.keys import Refused
 from agentpost.trajectory.importers import _common as c
 from agentpost.trajectory.model import Outcome, Trajectory
 
@@ -157,17 +158,21 @@ def _observation(msg: dict, turn: Any) -> Any:
 
 
 def _report(path: Path, instance: Any) -> Outcome | None:
-    """SWE-bench harness report for ``instance`` in a ``logs/`` folder beside ``trajs/``."""
-    if not instance:
+    """SWE-bench harness report for ``instance`` in a ``logs/`` folder beside ``trajs/`` (up to
+    four folders above the file). ``instance`` is read from the file, so it must be one plain
+    name, and ``logs/<instance>/report.json`` is read by descent (``_common.read_named``): an
+    absolute or climbing id, or a link on the way, reads nothing."""
+    if not isinstance(instance, str) or not instance or "/" in instance or instance in (".", ".."):
         return None
+    key = f"logs/{instance}/report.json"
     base = os.path.dirname(os.path.abspath(path))  # str paths: this runs once per file
     for _ in range(4):
-        rp = os.path.join(base, "logs", instance, "report.json")
-        base = os.path.dirname(base)
+        rp = os.path.join(base, key)
+        root, base = base, os.path.dirname(base)
         if os.path.isfile(rp):
             try:
-                rep = orjson.loads(Path(rp).read_bytes())
-            except (orjson.JSONDecodeError, OSError):
+                rep = orjson.loads(c.read_named(Path(root), key, where="report"))
+            except (orjson.JSONDecodeError, OSError, Refused):
                 return None
             rep = rep.get(instance, rep) if isinstance(rep, dict) else {}
             tests: dict[str, str] = {}

@@ -1,7 +1,10 @@
 """Hidden evaluator for calc-cli."""
-import subprocess
+import os, subprocess
+# Code the agent wrote runs as the agent (agentpost's verifier gives $AGENTPOST_AS_AGENT: the
+# agent's uid, no write to /logs or /tests, no signal to this process); elsewhere, directly.
+AS_AGENT = [os.environ["AGENTPOST_AS_AGENT"], "--"] if os.environ.get("AGENTPOST_AS_AGENT") else []
 def run(*a):
-    p = subprocess.run(["python3", "/app/calc.py", *a], capture_output=True, text=True, timeout=10)
+    p = subprocess.run([*AS_AGENT, "python3", "/app/calc.py", *a], capture_output=True, text=True, timeout=10)
     return p.returncode, p.stdout.strip(), p.stderr.strip()
 cases = [
     (("add", "2", "3"), (0, "5")), (("sub", "2", "5"), (0, "-3")), (("mul", "1.5", "4"), (0, "6")),

@@ -1,7 +1,10 @@
 """Hidden evaluator for git-feature-branch."""
-import subprocess
+import os, subprocess
+# Code the agent wrote runs as the agent (agentpost's verifier gives $AGENTPOST_AS_AGENT: the
+# agent's uid, no write to /logs or /tests, no signal to this process); elsewhere, directly.
+AS_AGENT = [os.environ["AGENTPOST_AS_AGENT"], "--"] if os.environ.get("AGENTPOST_AS_AGENT") else []
 def git(*a):
-    return subprocess.run(["git", "-C", "/app/repo", *a], capture_output=True, text=True).stdout.strip()
+    return subprocess.run([*AS_AGENT, "git", "-C", "/app/repo", *a], capture_output=True, text=True).stdout.strip()
 fails = []
 if git("log", "-1", "--format=%s", "main") != "Initial commit":
     fails.append("main moved")

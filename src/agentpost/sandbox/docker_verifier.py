@@ -1,0 +1,178 @@
+"""The verifier's own container on the docker backend (``DockerSandbox.verifier_sandbox``).
+
+The tests run in a second container of the task's image beside the agent's, never in it:
+
+- **its own PID, mount, IPC and UTS namespaces** (a container of its own): no agent process can
+  see, signal or ptrace a test process; its init is agentpost's executor, so the tests have ended
+  when the container's processes have, and one left when ``test.sh`` exits is a stray
+  (``ExecResult.strays``). Where the image has no python3 (the keeper fallback) strays are not
+  counted, but they are still killed before the result is read;
+- **its own volumes**: ``/tests``, ``/logs``, ``/tmp`` and the home are fresh anonymous volumes
+  (Docker fills them from the image, as for the agent); the agent's other writable dirs are the
+  agent container's own volumes, mounted by name, or fresh volumes holding a *copy* of them when
+  the agent's servers were kept (``keep_processes``: a live server cannot change what the tests
+  read or plant a link meanwhile). The copy is made by a one-off container of the same image
+  that sees the agent's volumes read-only;
+- **the network**: none, or, when servers were kept or the task has compose services, the agent
+  container's network namespace (``--network container:<agent>``): the tests reach them on
+  loopback (and the services by name) and share nothing else;
+- **the root**: the task's image, read-only, as the agent's; with ``writable_root`` (Harbor's
+  semantics for tasks that install software) the agent's root as it left it, through
+  ``docker commit`` of its container when its layer holds a change (the image is removed with the
+  verifier; an unchanged root is the task's image itself). Then the image's
+  ``python3``, shell and tools are the agent's state: the executor and ``as-agent`` run from them,
+  so the guarantees that rest on them (strays, as-agent) hold only as far as the agent left
+  those tools alone; the separate container, the host's ``docker kill`` of it before the result
+  is read (``end``), the host-side read, and the outcome rules still hold
+  (``docs/threat-model.md``).
+
+The tests run as ``[verifier].user`` (root by default) and code they run through ``as-agent``
+as the agent's user (``agent_user``: the agent sandbox's image user; None when that is root, then
+``as-agent`` drops every capability instead). Docker gives volumes no quota, so "their own space"
+here means separate volumes, not a separate size limit (``docker.py`` states the same for the
+agent's).
+
+Layer: io.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shlex
+
+from agentpost.errors import InfraError
+from agentpost.sandbox.docker import DEFAULT_IMAGE, DockerSandbox
+
+VERIFIER_DIRS = ("/tests", "/logs")
+COPY_FROM = "/.agentpost-agent"
+
+
+class DockerVerifier(DockerSandbox):
+    def __init__(self, agent: DockerSandbox, kept: int):
+        self.agent = agent
+        self.kept = kept
+        self.copied = kept > 0
+        self.agent_dirs = tuple(p for p in agent.layout.mounts if p not in VERIFIER_DIRS)
+        self.shares_net = self.copied or bool(agent.spec.services)
+        user = agent.spec.user
+        self.agent_user = None if user in (None, "", "0", "root", "0:0") else user
+        changed = agent.spec.writable_root and _root_changed(agent)
+        self.committed = _commit(agent) if changed else None
+        spec = dataclasses.replace(
+            agent.spec,
+            writable_dirs=(*VERIFIER_DIRS, *self.agent_dirs),
+            keep_processes=False,
+            user=None,
+            services=(),
+            image=self.committed or agent.spec.image,
+        )
+        try:
+            super().__init__(agent.backend, spec)
+        except BaseException:
+            self._remove_image()
+            raise
+        if self.copied:
+            try:
+                self._copy_in()
+            except BaseException:
+                self.close()
+                raise
+
+    def _run_tmpfs(self) -> str:
+        return "/run:size=1m,exec"  # as-agent is installed there (docker's default: noexec)
+
+    def _network_args(self) -> list[str]:
+        if self.shares_net:
+            return ["--network", f"container:{self.agent.name}"]
+        return super()._network_args()
+
+    def end(self) -> None:
+        """Before the result is read: with the agent's own root (a committed image), its
+        python3 runs the executor, so what the executor says about its processes cannot be
+        trusted; the container is killed from the host instead (then nothing runs in it)."""
+        if self.committed and not self.closed:
+            self.backend.cli("kill", self.name, timeout_s=120, check=False)
+            server = self.executor.server if self.executor is not None else None
+            if server is not None:
+                server.dead = True
+
+    def close(self) -> None:
+        if not self.closed:
+            super().close()
+            self._remove_image()
+
+    def _remove_image(self) -> None:
+        if self.committed:
+            self.backend.cli("rmi", "-f", self.committed, timeout_s=120, check=False)
+            self.committed = None
+
+    def _volume_args(self) -> list[str]:
+        args = []
+        for path in sorted({*VERIFIER_DIRS, "/tmp", "/root"}):
+            args += ["-v", path]
+        for path in self.agent_dirs:
+            name = self.agent.layout.names.get(path)
+            if self.copied:
+                args += ["-v", path]
+            elif not name:
+                raise InfraError(f"docker named no volume for the agent's {path}")
+            else:
+                args += ["-v", f"{name}:{path}"]
+        return args
+
+    def _copy_in(self) -> None:
+        """Copy the agent's dirs into this container's own volumes, in a one-off container."""
+        mounts = []
+        for path in self.agent_dirs:
+            name = self.agent.layout.names.get(path)
+            if not name:
+                raise InfraError(f"docker named no volume for the agent's {path}")
+            mounts += ["-v", f"{name}:{COPY_FROM}{path}:ro"]
+        q = shlex.quote
+        script = " && ".join(f"cp -a {q(COPY_FROM + p)}/. {q(p)}/" for p in self.agent_dirs)
+        self.backend.cli(
+            "run", "--rm", "--network", "none", "--read-only", "-u", "0",
+            "--label", f"{_label(self)}", "--volumes-from", f"{self.name}:rw", *mounts,
+            "--entrypoint", "/bin/sh", self.spec.image or DEFAULT_IMAGE, "-c", script or "true",
+            timeout_s=600,
+        )  # fmt: skip
+
+
+def _root_changed(agent: DockerSandbox) -> bool:
+    """Whether the agent's container layer holds anything but the stubs of its volumes'
+    mount points (read on the host; unknown counts as changed). Unchanged, the task's own
+    image is the agent's root, and no commit is needed."""
+    upper = agent.backend.cli(
+        "inspect", "--format", "{{.GraphDriver.Data.UpperDir}}", agent.name,
+        timeout_s=60, check=False,
+    ).strip()  # fmt: skip
+    if not upper or not os.path.isdir(upper):
+        return True
+    stubs = set()
+    for mount in [*agent.layout.mounts, *agent.layout.private]:
+        parts = mount.strip("/").split("/")
+        stubs |= {"/".join(parts[: i + 1]) for i in range(len(parts))}
+    for root, dirs, files in os.walk(upper):
+        for name in dirs + files:
+            rel = os.path.relpath(os.path.join(root, name), upper)
+            if rel not in stubs or not os.path.isdir(os.path.join(root, name)):
+                return True
+    return False
+
+
+def _commit(agent: DockerSandbox) -> str:
+    """An image of the agent container's root as it is now (paused while it is taken)."""
+    out = agent.backend.cli(
+        "commit", "--change", f"LABEL {_label(agent)}", agent.name, timeout_s=1800
+    )
+    image = out.strip()
+    if not image:
+        raise InfraError(f"docker commit of {agent.name} gave no image")
+    return image
+
+
+def _label(box: DockerSandbox) -> str:
+    from agentpost.sandbox.docker_reaper import LABEL
+
+    return f"{LABEL}={box.backend.owner}"

@@ -1,0 +1,223 @@
+"""Reading a verification output: does it expose an error of the candidate, support it, or say
+nothing about it (spec b.2 step 5; ``data/real-labels.md`` section 6, issue 29).
+
+``read_output`` gives one check's verdict: ``negative`` (clear evidence against the candidate),
+``positive`` (interpretable evidence for it) or ``void`` (no usable evidence), with the rule that
+decided and the text anchor it matched (``Verdict``). Rules, in order:
+
+1. *Environment* (void): a timeout; a missing tool (exit 127, ``command not found``); a missing
+   module the candidate does not provide (``No module named X``); no network; an install failing;
+   a test runner that collected nothing (``no tests ran``, ``Ran 0 tests``); a build that stops
+   before compiling anything (no ``file:line: error`` diagnostic, and its directory, cache or a
+   package it needs is missing: ``can't cd to .../build``, ``could not load cache``, CMake's failed
+   ``find_package``, ``No rule to make target 'Makefile'``); a test environment that says its own
+   results are not to be trusted (``not built with the correct FreeType version``, ``Expect many
+   image comparison failures``) when every failure is of the kind it predicted.
+2. *The check's own setup* (void): the check script or fixture is broken, not the candidate: a
+   traceback whose frames are all in the check script or the standard library and whose error is
+   a setup error (``ImproperlyConfigured``, ``settings are not configured``, ``Apps aren't loaded
+   yet``, ``no such table``, ``NameError``, ``SyntaxError`` in the script itself, ``unexpected
+   keyword argument`` raised by the script's own call).
+3. *Expected exceptions* (positive): the output says the exception it got was the expected one
+   (``raised as expected``, ``Caught expected``, ``expected error``, ``SUCCESS: ... raised``).
+4. *Failures about other code* (void): a test run whose failures name neither a changed file nor
+   its module (by path, file name or module stem): an unrelated, pre-existing failure.
+5. *Failures* (negative): a traceback or failed assertion, failing tests, a non-zero exit of a run,
+   a reproduction that says the bug is still there (``ISSUE REPRODUCED``, ``FAILURE``,
+   ``Test FAILED``), a build error; for an inspection only a missing file (``No such file or
+   directory``) counts, since its output is code or data.
+6. Otherwise *positive* when the check produced interpretable output (exit 0 or text), *void*
+   when it produced nothing.
+
+Departure from b.2's wording, written down because it is a judgement: an inspection whose listing
+shows a defect only a reader of the code would see (a literal ``\\n`` in a source line, an
+``elif`` before its ``if``) reads as positive here; the narration seat (``seats``) can still
+catch it from the agent's own words.
+
+Layer: pure.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from agentpost.trajectory.model import Observation
+
+_TIMEOUT = re.compile(r"timed out|TimeoutExpired|Timeout exceeded|has been killed", re.I)
+_MISSING_TOOL = re.compile(r"command not found|: not found\s*$|No such file or directory: '(?:\w+)'$",
+                           re.M)  # fmt: skip
+_MISSING_MODULE = re.compile(r"No module named '?([A-Za-z0-9_.]+)")
+_NETWORK = re.compile(r"Could not resolve host|Temporary failure in name resolution|Name or service "
+                      r"not known|Network is unreachable|Connection refused|Max retries exceeded")  # fmt: skip
+_INSTALL_FAIL = re.compile(r"Unable to locate package|No matching distribution|Could not find a "
+                           r"version that satisfies|ERROR: Could not install|E: Package")  # fmt: skip
+# a build that stops before compiling anything: its directory, cache or a package it needs is
+# missing (``can't cd to .../build``, CMake's failed ``find_package``); no compiler diagnostic
+_BUILD_ENV = re.compile(r"can't cd to|could not load cache|Could not find a package configuration "
+                        r"file|Could NOT find \w+|No targets specified and no makefile found|"
+                        r"CMake Error at \S*CMakeLists\.txt:\d+ \(find_package\)|"
+                        r"\bMakefile: No such file or directory|No rule to make target '?Makefile")  # fmt: skip
+_BUILD = re.compile(r"\bc?make\b|go build|cargo build|npm run build|\bninja\b|\bmeson\b")
+_COMPILER_DIAG = re.compile(
+    r"^\S+\.\w+:\d+(?::\d+)?:\s*(?:fatal )?error\b|^error(?:\[E\d+\])?:", re.M
+)
+# the test environment says its own results are not to be trusted (matplotlib built with another
+# FreeType), and the failures are the kind it predicted (image comparisons)
+_ENV_DECLARED = re.compile(
+    r"not built with the correct \w+ version|Expect (?:many )?[\w ]*failures"
+)
+_IMAGE_FAIL = re.compile(r"ImageComparisonFailure|images not close|image comparison failed", re.I)
+_NO_TESTS = re.compile(r"\bno tests ran\b|\bRan 0 tests\b|collected 0 items|0 passed", re.I)
+_SETUP_ERROR = re.compile(
+    r"ImproperlyConfigured|settings are not configured|Apps aren't loaded yet|AppRegistryNotReady|"
+    r"no such table|NameError|got an unexpected keyword argument|ModuleNotFoundError|"
+    r"IndentationError|SyntaxError|RuntimeError: Model class",
+)
+_EXPECTED = re.compile(r"as expected|Caught expected|expected (?:error|exception)|raised correctly|"
+                       r"correctly raised|SUCCESS: .*(?:raise|error)", re.I)  # fmt: skip
+_TRACEBACK = re.compile(r"Traceback \(most recent call last\)")
+_FRAME = re.compile(r'File "([^"]+)", line \d+')
+_NEGATIVE = re.compile(
+    r"Traceback \(most recent call last\)|AssertionError|\bFAILED\b|\bFAIL:|^FAIL\b|\bFAILURE\b|"
+    r"Test FAILED|\b[1-9][0-9]* failed\b|failures=[1-9]|errors=[1-9]|\bERROR: test|"
+    r"(?<!NOT )\b(?:ISSUE|BUG|Issue|Bug) REPRODUCED\b|(?<!not )\bIssue reproduced\b|"
+    r"^E\s{3,}\w+|SyntaxError:|error: |Error: |Segmentation fault|DID NOT RAISE|"
+    r"does not match|did not match|\bmismatch\b|\bnomatch\b|ImportError|cannot import name",
+    re.M,
+)
+_INSPECT_NEGATIVE = re.compile(
+    r"No such file or directory|cannot open|cannot access|not found$", re.M
+)
+_TEST_RUN = re.compile(r"\bpytest\b|runtests\.py|\bunittest\b|bin/test\b|manage\.py test|\btox\b|"
+                       r"go test|cargo test|npm (?:run )?test|mise run test|\bmake (?:test|check)\b|"
+                       r"\bmake\b|\bcmake\b|go build|cargo build|npm run build|\bmise run\b")  # fmt: skip
+_TEST_ID = re.compile(r"(?:FAILED|ERROR|FAIL:|ERROR:)\s+(\S+)")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    value: str  # positive | negative | void
+    rule: str  # which rule decided (environment, check-setup, expected, unrelated, failure, ...)
+    anchor: str | None = None  # the text that matched
+
+
+def _frames(text: str) -> list[str]:
+    return _FRAME.findall(text)
+
+
+def _mentions(text: str, changed: list[str]) -> bool:
+    """The text names a changed file (path, file name, or module stem of 4+ letters)."""
+    for path in changed:
+        base = path.rsplit("/", 1)[-1]
+        stem = base.rsplit(".", 1)[0]
+        mod = path.rsplit(".", 1)[0].replace("/", ".")
+        if path in text or base in text or (len(mod) > 6 and mod in text):
+            return True
+        if (
+            len(stem) >= 4
+            and stem not in ("__init__", "base", "utils", "main", "core")
+            and re.search(rf"\b(?:test_)?{re.escape(stem)}(?:_test)?\b", text)
+        ):
+            return True
+    return False
+
+
+def _other_failure(text: str) -> bool:
+    """A failure whose exception is not an image comparison (pytest's ``E   SomeError: ...``
+    lines and its ``file.py:LINE: SomeError`` failure trailers)."""
+    kinds = re.findall(r"^E\s+(?:[\w.]+\.)?(\w+(?:Error|Exception|Failure))\b", text, re.M)
+    kinds += re.findall(r"^\S+\.py:\d+: (\w+)$", text, re.M)
+    return any(not _IMAGE_FAIL.search(k) for k in kinds)
+
+
+def _own_setup(text: str, scripts: set[str], changed: list[str]) -> str | None:
+    """The anchor of a failure raised by the check's own script or fixture (every traceback frame
+    outside the changed files and the repository's source), or None."""
+    m = _SETUP_ERROR.search(text)
+    if not m:
+        return None
+    frames = _frames(text)
+    if any(_mentions(f, changed) for f in frames):
+        return None
+    if frames and not any(
+        f.rsplit("/", 1)[-1] in scripts or "site-packages" in f or "/lib/python" in f
+        or f.startswith("<") for f in frames[-1:]
+    ):  # fmt: skip
+        return None
+    return m.group(0)
+
+
+def read_output(
+    obs: Observation | None,
+    kind: str,
+    command: str = "",
+    changed: list[str] | None = None,
+    scripts: set[str] | None = None,
+) -> Verdict:
+    """One check's verdict. ``kind``: ``run`` or ``inspect``; ``changed``: the target files the
+    candidate changed (relative paths); ``scripts``: file names of the agent's own scripts."""
+    changed = changed or []
+    scripts = scripts or set()
+    if obs is None:
+        return Verdict("void", "no output")
+    text = obs.text or ""
+    if obs.timed_out or _TIMEOUT.search(text[-600:]):
+        return Verdict("void", "environment", "timeout")
+    if kind == "inspect":
+        if obs.exit_code not in (None, 0) and re.search(
+            r"\bgrep\s+-\w*q|\bcmp\b|\bdiff\b", command
+        ):
+            return Verdict("negative", "quiet-check", f"exit {obs.exit_code}")
+        m = _INSPECT_NEGATIVE.search(text)
+        if m and not text.strip().startswith(("diff ", "@@")):
+            return Verdict("negative", "missing-artifact", m.group(0))
+        return Verdict("positive", "inspection") if text.strip() else Verdict("void", "empty")
+    for rx, rule in ((_MISSING_TOOL, "environment"), (_NETWORK, "environment"),
+                     (_INSTALL_FAIL, "environment")):  # fmt: skip
+        m = rx.search(text)
+        if m and (obs.exit_code not in (0, None) or obs.is_error or rx is not _INSTALL_FAIL):
+            if not _TRACEBACK.search(text) or rx is _MISSING_TOOL:
+                return Verdict("void", rule, m.group(0))
+    if obs.exit_code == 127:
+        return Verdict("void", "environment", "exit 127")
+    mm = _MISSING_MODULE.search(text)
+    ours = {p.rsplit("/", 1)[-1].rsplit(".", 1)[0] for p in changed}
+    if mm and mm.group(1).split(".")[0] not in ours and not _mentions(text, changed):
+        return Verdict("void", "environment", mm.group(0))
+    if (
+        _BUILD.search(command)
+        and _BUILD_ENV.search(text)
+        and not _COMPILER_DIAG.search(text)
+        and not _TRACEBACK.search(text)
+    ):
+        return Verdict("void", "environment", _BUILD_ENV.search(text).group(0))
+    if _ENV_DECLARED.search(text) and _IMAGE_FAIL.search(text) and not _other_failure(text):
+        return Verdict("void", "environment", _ENV_DECLARED.search(text).group(0))
+    own = _own_setup(text, scripts, changed)
+    if own:
+        return Verdict("void", "check-setup", own)
+    neg = _NEGATIVE.search(text)
+    exp = _EXPECTED.search(text)
+    if exp and not re.search(r"UNEXPECTED|unexpected(?! keyword)|not as expected|NOT raised", text):
+        if not neg or neg.start() > exp.start() - 200 and "Traceback" not in text[: exp.start()]:
+            return Verdict("positive", "expected-exception", exp.group(0))
+    if neg and _TEST_RUN.search(command) and changed and not _mentions(text, changed):
+        ids = _TEST_ID.findall(text)
+        if ids or re.search(r"\b[1-9][0-9]* failed\b|failures=|errors=|Error \d|\*\*\*", text):
+            return Verdict("void", "unrelated-failure", neg.group(0))
+    if neg:
+        return Verdict("negative", "failure", neg.group(0))
+    if (
+        _TEST_RUN.search(command)
+        and _NO_TESTS.search(text)
+        and not re.search(r"[1-9]\d* passed", text)
+    ):
+        return Verdict("void", "environment", "no tests ran")
+    if obs.exit_code not in (None, 0) or obs.is_error:
+        return Verdict("negative", "exit-status", f"exit {obs.exit_code}")
+    if not text.strip() or re.fullmatch(
+        r"\s*(<returncode>0</returncode>\s*<output>\s*</output>)?\s*", text
+    ):
+        return Verdict("positive" if obs.exit_code == 0 else "void", "silent-success")
+    return Verdict("positive", "output")
