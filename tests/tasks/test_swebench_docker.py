@@ -253,3 +253,28 @@ def test_an_openhands_run_replays_through_its_workspace_link(task, backend) -> N
     assert res.status == "ok" and res.resolved is True, res
     assert res.fidelity["exit_codes_matched"] == 4, res.details
     assert "repro.py" not in res.details["evaluator"]["patch"]
+
+
+def test_a_python_39_instance_builds_and_grades_on_bullseye(suite, backend, tmp_path) -> None:
+    """The same instance, specified for Python 3.9: its image comes from the bullseye base (no
+    substituted Python, no deviation), runs 3.9, and grades gold 1 / empty 0. Skips where the
+    bullseye build base is not built (`agentpost images build --base build@bullseye`)."""
+    from agentpost.sandbox.images import base_tag, image_exists
+    from agentpost.tasks.swebench import gate
+
+    if not image_exists(backend, base_tag("build", suite="bullseye")):
+        pytest.skip("no bullseye build base here (agentpost images build --base build@bullseye)")
+    root = suite["root"]
+    inst = json.loads((root / "instances.jsonl").read_text())
+    (tmp_path / "i.jsonl").write_text(json.dumps({**inst, "version": "0.39"}) + "\n")
+    toml = (root / "swebench.toml").read_text().replace('"0.1"', '"0.39"')
+    toml = toml.replace('python = "3.11"', 'python = "3.9"').replace("instances.jsonl", "i.jsonl")
+    (tmp_path / "swebench.toml").write_text(toml.replace('= "toycalc"', f'= "{root / "toycalc"}"'))
+    [t] = load_suite(tmp_path)
+    assert (t.metadata["env"]["release"], t.metadata["deviations"]) == ("bullseye", [])
+    spec = spec_for(t, backend=backend)
+    doc = gate.cached(spec.image)
+    assert doc["ok"] and doc["gold"]["resolved"] is True and doc["empty"]["resolved"] is False
+    with backend.create(spec) as sb:
+        out = sb.exec("python -c 'import sys; print(sys.version_info[:2])'", cwd="/testbed")
+    assert out.stdout.strip() == "(3, 9)", out

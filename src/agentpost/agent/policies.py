@@ -36,6 +36,7 @@ from agentpost.agent.scripted import ScriptedModel
 from agentpost.components import resolve
 from agentpost.errors import InputError
 from agentpost.hero.behaviours import command_is_read_only
+from agentpost.tasks.fields import read_task_text
 from agentpost.tasks.model import Task
 
 WASTE_TURNS = 16  # read-only turns after exploring: past HERO's over-exploration run of 15
@@ -51,8 +52,8 @@ def write_and_run(script: Path, label: str) -> str:
     with heredocs, then runs the script from the work directory."""
     parts = [f"mkdir -p /tmp/agent/{label}"]
     for f in sorted(script.parent.iterdir()):
-        if f.is_file():
-            body = f.read_text()
+        if f.is_file() or f.is_symlink():  # a task's file: read below its dir, never via a link
+            body = read_task_text(f, script.parent)
             if not body.endswith("\n"):
                 body += "\n"
             parts.append(

@@ -29,7 +29,9 @@ Limits are container-wide: ``--pids-limit``, ``--memory`` (swap included; the sm
 here as a kernel quota: ``disk_bytes`` (overlay2 and volumes have none without xfs project
 quotas); instead, while a command runs, the size of the container layer and the volumes is
 polled every ``DISK_POLL_S`` and the command is killed past the quota ("disk quota"; it can
-overshoot by what is written in one interval). And
+overshoot by what is written in one interval); with ``keep_processes`` also between commands
+while the container holds a kept process, and then every process but init ends
+(``docker_guard.py``). And
 ``ExecResult.killed`` says only "timeout" and "output cap" (an OOM kill of a command reads as
 exit 137; one that takes the executor with it reads as "memory limit").
 The hermetic contract of ``sandbox.base``: the view is the image (no host dir is mounted beyond
@@ -59,6 +61,7 @@ from agentpost.sandbox import docker_services
 from agentpost.sandbox.base import ExecResult, SandboxSpec, Snapshot
 from agentpost.sandbox.bwrap_server import wanted
 from agentpost.sandbox.capture import argv_of, kill_group, run_capped, runaway_bytes
+from agentpost.sandbox.docker_guard import DiskGuard
 from agentpost.sandbox.docker_reaper import LABEL, ensure_watchdog, owner_of, prune_stale
 from agentpost.sandbox.docker_server import NO_PYTHON, DockerServer
 from agentpost.sandbox.docker_volumes import DISK_POLL_S, DiskWatch, VolumeLayout
@@ -93,6 +96,7 @@ class DockerSandbox:
         self._lock = threading.Lock()  # execs on one sandbox are serialised
         self.executor: DockerServer | None = None
         self._services: list[str] = []
+        self._guard: DiskGuard | None = None
         args = ["--name", self.name, "--label", f"{LABEL}={backend.owner}"]
         if not spec.writable_root:
             args += ["--read-only", "--tmpfs", self._run_tmpfs()]
@@ -118,6 +122,8 @@ class DockerSandbox:
                 )
                 self._setup_exec(docker_services.hosts_script(spec.services))
                 docker_services.wait_healthy(backend, self.name, spec.services)
+            if spec.keep_processes and self.executor is not None and self._disk.active:
+                self._guard = DiskGuard(self)  # the quota between commands (docker_guard.py)
         except BaseException:
             self.close()
             raise
@@ -321,6 +327,8 @@ class DockerSandbox:
     def close(self) -> None:
         if not self.closed:
             self.closed = True
+            if self._guard is not None:
+                self._guard.stop()
             self.cancel()  # an exec in another thread returns as cancelled, not as a fault
             docker_services.stop(self.backend, self._services)
             self.backend.cli("rm", "-f", "-v", self.name, timeout_s=60, check=False)

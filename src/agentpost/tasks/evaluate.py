@@ -34,6 +34,7 @@ from pathlib import Path
 from agentpost.components import resolve
 from agentpost.errors import InfraError
 from agentpost.sandbox.base import ExecResult, Sandbox, SandboxSpec
+from agentpost.tasks.fields import SETUP_SCRIPT, read_task_bytes
 from agentpost.tasks.model import EvalResult, Task
 from agentpost.tasks.outcome import Observation, Outcome, classify
 from agentpost.tasks.results import (  # noqa: F401 (parse_reward_*: this module's old API)
@@ -59,7 +60,6 @@ DEFAULT_TB1_RUNNER = (
 # Every pytest the tests start writes its JUnit report into the verifier's own dir.
 JUNIT = "junit.xml"
 PYTEST_ADDOPTS = f"--junitxml=/logs/verifier/{JUNIT} -p no:cacheprovider"
-SETUP_SCRIPT = "agentpost-setup.sh"
 _NOT_COPIED = {"Dockerfile", SETUP_SCRIPT, ".dockerignore"}
 
 # Task families graded their own way: format → "module:function(task, sandbox) -> EvalResult". A
@@ -117,9 +117,9 @@ def prepare(task: Task, sandbox: Sandbox) -> ExecResult | None:
         )  # links stay links: a task's symlink must not copy a host file in
         sandbox.put_dir(str(staged), task.workdir)
     setup = env_dir / SETUP_SCRIPT
-    if not setup.is_file():
+    if not (setup.is_file() or setup.is_symlink()):
         return None
-    sandbox.put("/tmp/" + SETUP_SCRIPT, setup.read_bytes(), 0o755)
+    sandbox.put("/tmp/" + SETUP_SCRIPT, read_task_bytes(setup, task.path), 0o755)
     res = sandbox.exec(f"bash /tmp/{SETUP_SCRIPT}", cwd=task.workdir, timeout_s=120)
     if res.exit_code != 0:
         raise InfraError(f"{task.id}: {SETUP_SCRIPT} failed ({res.exit_code}): {_tail(res, 500)}")
@@ -217,7 +217,7 @@ def observe(task: Task, sandbox: Sandbox) -> tuple[Observation, str, dict]:
     tb1 = task.format == "terminal-bench-1"
     if tb1:
         runner = task.run_tests_script
-        script = runner.read_bytes() if runner else DEFAULT_TB1_RUNNER.encode()
+        script = read_task_bytes(runner, task.path) if runner else DEFAULT_TB1_RUNNER.encode()
         extra, cmd = {"/tests/run-tests.sh": script}, "bash /tests/run-tests.sh"
     else:
         extra, cmd = {}, "bash /tests/test.sh"
