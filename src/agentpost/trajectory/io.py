@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
-from agentpost.documents.write import atomic_write
+from agentpost.documents.write import atomic_write, open_output
 from agentpost.errors import InputError
 from agentpost.trajectory.model import FORMAT, Trajectory
 
@@ -66,8 +66,11 @@ def write_jsonl(path: str | Path, trajectories: Iterable[Trajectory]) -> int:
 
 def append_jsonl(path: str | Path, traj: Trajectory) -> None:
     """Append one trajectory line and fsync it (for resumable runs). A kill mid-append can
-    leave a torn last line; the resuming reader cuts it (``agent.run.finished_ids``)."""
-    with open(path, "ab") as f:
+    leave a torn last line; the resuming reader cuts it (``agent.run.finished_ids``). The file
+    is opened as every output is (``documents.write.open_output``): a link or hard link planted
+    under its name is an ``InputError``, never appended to."""
+    fd = open_output(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    with os.fdopen(fd, "wb") as f:
         f.write(dumps(traj) + b"\n")
         f.flush()
         os.fsync(f.fileno())
