@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import os
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -142,16 +142,29 @@ def read_regular(path: str | Path) -> bytes:
         os.close(fd)
 
 
-def iter_jsonl(path: str | Path) -> Iterator[Trajectory]:
+def iter_jsonl(
+    path: str | Path, progress: Callable[[int], object] | None = None
+) -> Iterator[Trajectory]:
     """Yield trajectories from a canonical JSONL file; a file that cannot be read or a bad line
     raises ``InputError`` naming the file and the line (and column or JSON path). A repeated id
-    is skipped (the first line wins) and reported once, at the end, as a warning."""
+    is skipped (the first line wins) and reported once, at the end, as a warning. ``progress``
+    is called with the bytes of each line read (a progress bar over the file's size)."""
+    for traj, _ in iter_lines(path, progress):
+        yield traj
+
+
+def iter_lines(
+    path: str | Path, progress: Callable[[int], object] | None = None
+) -> Iterator[tuple[Trajectory, bytes]]:
+    """``iter_jsonl``, each trajectory with the line it was read from."""
     path = Path(path)
     seen: set[str] = set()
     repeated: list[str] = []
     with open_regular(path) as f:
         try:
             for lineno, line in enumerate(f, start=1):
+                if progress is not None:
+                    progress(len(line))
                 if not line.strip():
                     continue
                 try:
@@ -163,7 +176,7 @@ def iter_jsonl(path: str | Path) -> Iterator[Trajectory]:
                     repeated.append(traj.id)
                     continue
                 seen.add(traj.id)
-                yield traj
+                yield traj, line
         except OSError as e:
             raise InputError(path, None, f"cannot read: {e.strerror}") from None
     if repeated:
