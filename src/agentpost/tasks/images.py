@@ -6,10 +6,12 @@ local bases (built on demand), PPAs dropped, and a last step (``sandbox.provisio
 offline what the task's solution and tests install at run time (apt, pip, uv, npm), read from
 every text file of its ``solution/`` and ``tests/`` (each step's too; TB1: ``solution.sh``,
 ``run-tests.sh``, ``tests/``) and the task's wrong solutions. The build context is a copy of the
-task's with ``.agentpost-provision/`` (the in-image helper and ``needs.json``) added. The image
-is tagged ``agentpost-task-<id>:<hash>`` where the hash covers the rewritten Dockerfile (which
-names the bases by their content hash), ``needs.json``, the helper and every file of the build
-context, so an unchanged task is built once and any change rebuilds it.
+task's with ``.agentpost-provision/`` (the in-image helper and ``needs.json``) in place of
+whatever the task holds under that name (written by descent: a link there is never written
+through, red team ``test_redteam_task_image_context``). The image is tagged
+``agentpost-task-<id>:<hash>`` where the hash covers the rewritten Dockerfile (which names the
+bases by their content hash), ``needs.json``, the helper and every file of the build context,
+so an unchanged task is built once and any change rebuilds it.
 
 What cannot be served (an Ubuntu version pin, a package Debian lacks, a ``git+https``
 requirement) is in the image's report (``provision_report``), which ``tasks check`` shows.
@@ -25,13 +27,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import tempfile
 from pathlib import Path
 
 from agentpost.components import resolve
 from agentpost.errors import InfraError, InputError
-from agentpost.sandbox.base import Service
+from agentpost.ingress.hostdir import write_tree
+from agentpost.ingress.keys import Refused
 from agentpost.sandbox.dockerfile import DockerfileError, is_base, rewrite
 from agentpost.sandbox.images import base_tag, build, ensure_base, image_exists, load_from_table
 from agentpost.sandbox.provision import (
@@ -47,7 +51,10 @@ from agentpost.tasks.compose import compose_file, read_services
 from agentpost.tasks.fields import read_task_bytes, read_task_text, tree_digest
 from agentpost.tasks.model import Task
 
-HELPER = Path(__file__).resolve().parents[1] / "sandbox" / "provision_image.py"
+HELPERS = [  # run inside the image at build time (sandbox.provision_image and its apt part)
+    Path(__file__).resolve().parents[1] / "sandbox" / name
+    for name in ("provision_image.py", "provision_apt.py")
+]
 MAX_TEXT = 2 << 20  # a file larger than this is no script
 # files that run (shell, Python, expect, make); data files (JSON, YAML, diffs) are not read
 SCRIPT_SUFFIXES = {"", ".sh", ".bash", ".py", ".exp", ".mk"}
@@ -134,10 +141,8 @@ def task_dockerfile(task: Task, table: dict[str, str] | None = None) -> tuple[st
 
 
 def _context_files(task: Task) -> dict[str, bytes]:
-    return {
-        f"{CONTEXT_DIR}/provision_image.py": HELPER.read_bytes(),
-        f"{CONTEXT_DIR}/needs.json": needs_json(task_needs(task)),
-    }
+    files = {f"{CONTEXT_DIR}/{p.name}": p.read_bytes() for p in HELPERS}
+    return {**files, f"{CONTEXT_DIR}/needs.json": needs_json(task_needs(task))}
 
 
 def image_tag(task: Task, dockerfile: str) -> str:
@@ -176,9 +181,7 @@ def ensure_image(task: Task, backend, log=None) -> str | None:
     with tempfile.TemporaryDirectory(prefix="agentpost-context-") as tmp:
         context = Path(tmp) / "context"
         shutil.copytree(task.dockerfile.parent, context, symlinks=True)
-        for name, data in _context_files(task).items():
-            (context / name).parent.mkdir(parents=True, exist_ok=True)
-            (context / name).write_bytes(data)
+        _add_context_files(context, _context_files(task))
         ignore = context / ".dockerignore"
         if ignore.is_file() and not ignore.is_symlink():  # its patterns must not drop ours
             with ignore.open("a", encoding="utf-8") as f:
@@ -188,6 +191,23 @@ def ensure_image(task: Task, backend, log=None) -> str | None:
         except InfraError as e:
             raise InfraError(f"{task.id}: {e}") from None
     return tag
+
+
+def _add_context_files(context: Path, files: dict[str, bytes]) -> None:
+    """Put agentpost's files (``CONTEXT_DIR/...``) into the build context, a copy of the
+    task's dir with its links kept as links: whatever the task holds at ``CONTEXT_DIR`` (a dir, a
+    file, a link to a host dir) is removed first (the name is agentpost's), and each file is
+    made by descent ``O_EXCL|O_NOFOLLOW`` (``ingress.hostdir.write_tree``), so nothing is ever
+    written through a link the task planted (red team: ``test_redteam_task_image_context``)."""
+    own = context / CONTEXT_DIR
+    if own.is_dir() and not own.is_symlink():
+        shutil.rmtree(own)  # our private copy; rmtree removes links inside, never follows them
+    elif os.path.lexists(own):
+        own.unlink()
+    try:
+        write_tree(context, files)
+    except (Refused, OSError) as e:
+        raise InfraError(f"cannot write the build context {context}: {e}") from None
 
 
 def _safe_name(text: str) -> str:
@@ -233,94 +253,6 @@ def provision_report(backend, tag: str) -> dict | None:
         return json.loads(out)
     except ValueError:
         return None
-
-
-def image_config(backend, tag: str) -> dict:
-    """The image's ``Config`` (``WorkingDir``, ``User``, ``Env``, ``Entrypoint``, ``Cmd``)."""
-    out = backend.cli("image", "inspect", "--format", "{{json .Config}}", tag, timeout_s=60)
-    try:
-        cfg = json.loads(out)
-    except ValueError:
-        raise InfraError(f"docker image inspect {tag}: unreadable config {out[:200]!r}") from None
-    return cfg if isinstance(cfg, dict) else {}
-
-
-def services_of(task: Task, backend, tag: str, cfg: dict, workdir: str) -> tuple[Service, ...]:
-    """The services beside the task's container: its compose file's (built), then the image's
-    own ENTRYPOINT, run as Harbor runs it (with ``sh -c "sleep infinity"`` as its command) in a
-    container of the same image that shares the work dir (the executor replaces the
-    entrypoint in the agent's container, so it always starts)."""
-    out = []
-    path = compose_file(task.path, task.environment_dir)
-    if path is not None:
-        for svc in read_services(path, task.path):
-            out.append(
-                Service(
-                    name=svc.name,
-                    image=ensure_service_image(task, svc, backend),
-                    entrypoint=svc.entrypoint,
-                    command=svc.command,
-                    env=svc.env,
-                    healthcheck=svc.healthcheck,
-                )
-            )
-    entrypoint = cfg.get("Entrypoint") or []
-    if entrypoint:
-        shared = (workdir,) if workdir != "/" else ()
-        out.append(
-            Service(
-                name="main-entrypoint",
-                image=tag,
-                entrypoint=tuple(entrypoint),
-                command=("sh", "-c", "sleep infinity"),
-                shared=shared,
-            )
-        )
-    return tuple(out)
-
-
-def container_spec(task: Task, backend) -> dict:
-    """``SandboxSpec`` fields for ``task`` on docker, as Harbor runs its container: the task's
-    image (built once), its ``WORKDIR`` as the work directory unless the task names one (no
-    ``WORKDIR``: ``/``), its ``USER`` as the agent's unless ``[agent].user`` names one, a
-    writable root of its own and processes that outlive an exec (``keep_processes``; both
-    ``Task.writable_root``: not for agentpost's own tasks), and ``[environment]`` ``cpus``,
-    ``memory`` and ``storage`` as the
-    sandbox's limits (unset: the defaults of ``Limits``). A task family with its own images
-    (``FAMILY_IMAGES``) keeps its container as it is: its image and limits only."""
-    from dataclasses import replace
-
-    from agentpost.sandbox.base import Limits
-
-    tag = ensure_image(task, backend)
-    if task.format in FAMILY_IMAGES:  # a family keeps its own container (SWE-bench's)
-        out = {"image": tag}
-        if task.cpus or task.memory_mb:
-            mem = {"memory_bytes": task.memory_mb << 20} if task.memory_mb else {}
-            out["limits"] = Limits(cpus=task.cpus, **mem)
-        return out
-    if tag is None:
-        return {"image": None}
-    cfg = image_config(backend, tag)
-    # Harbor's container: a writable root, and what the agent leaves running stays (its servers
-    # are there for the tests: verifier_sandbox keeps them, outside the tests' namespace)
-    harbor = task.writable_root
-    out: dict = {"image": tag, "writable_root": harbor, "keep_processes": harbor}
-    workdir = task.workdir if task.workdir_given else (cfg.get("WorkingDir") or "/")
-    out["workdir"] = workdir
-    out["services"] = services_of(task, backend, tag, cfg, workdir)
-    if not task.agent_user and cfg.get("User") not in (None, "", "root", "0", "0:0"):
-        out["user"] = cfg["User"]
-    lim = Limits()
-    if task.cpus:
-        lim = replace(lim, cpus=task.cpus)
-    if task.memory_mb:
-        mem = task.memory_mb << 20
-        lim = replace(lim, memory_bytes=mem, sandbox_memory_bytes=mem)
-    if task.storage_mb:
-        lim = replace(lim, disk_bytes=task.storage_mb << 20)
-    out["limits"] = lim
-    return out
 
 
 _REPORTS: dict[str, dict | None] = {}
