@@ -152,7 +152,8 @@ def not_run(registered: dict[str, list[dict[str, Any]]], docs: dict[str, dict[st
 
 
 def results_doc(hero: dict[str, Any], scvd: dict[str, Any], load: str = "",
-                registered: dict[str, list[dict[str, Any]]] | None = None) -> dict[str, Any]:  # fmt: skip
+                registered: dict[str, list[dict[str, Any]]] | None = None,
+                code: str = "") -> dict[str, Any]:  # fmt: skip
     """``docs/lab/results.json``: what the two experiments found, from their own documents.
     With ``registered`` (the pre-registered directions per experiment), a direction whose arms
     did not run is listed with verdict ``not run`` and the arms it lacked."""
@@ -162,6 +163,7 @@ def results_doc(hero: dict[str, Any], scvd: dict[str, Any], load: str = "",
         "producer": producer(
             results_doc,
             load=load,
+            code=code,
             experiments={
                 "hero": hero.get("producer", {}).get("name"),
                 "scvd": scvd.get("producer", {}).get("name"),
@@ -195,7 +197,27 @@ def results_doc(hero: dict[str, Any], scvd: dict[str, Any], load: str = "",
         ]  # fmt: skip
         + not_run(registered or {}, {"hero": hero, "scvd": scvd}),
         "wall_s": {"hero": hero.get("wall_s"), "scvd": scvd.get("wall_s")},
+        "arms": {"hero": list(hero.get("table", {})), "scvd": list(scvd.get("table", {}))},
+        # seconds of training summed over the runs (each run's own clock; runs overlapped)
+        "train_s": {
+            exp: round(sum(r.get("train_s") or 0 for r in doc.get("runs", [])), 1)
+            for exp, doc in (("hero", hero), ("scvd", scvd))
+        },  # fmt: skip
     }
+
+
+def runs_markdown(res: dict[str, Any]) -> str:
+    """What ran: arms, seeds, wall time, load and code of each experiment (from ``res``)."""
+    prod = res.get("producer", {})
+    lines = [f"- {exp}: arms {', '.join(res.get('arms', {}).get(exp) or []) or 'none'}; seeds "
+             f"{res['seeds'].get(exp)}; training {res.get('train_s', {}).get(exp)} s summed over "
+             f"its runs; the last (resuming) invocation {res['wall_s'].get(exp)} s"
+             for exp in ("hero", "scvd")]  # fmt: skip
+    lines.append(
+        f"- load average (1, 5, 15 min) when the results were gathered: "
+        f"{prod.get('load') or 'not given'}; code: {prod.get('code') or 'not given'}"
+    )
+    return "\n".join(lines) + "\n"
 
 
 def _md(head: list[str], rows: list[list[str]]) -> str:
@@ -227,7 +249,8 @@ def preflight_markdown(pf: dict[str, Any]) -> str:
 def results_markdown(res: dict[str, Any], hero: dict[str, Any], scvd: dict[str, Any],
                      preflight: dict[str, Any] | None = None) -> str:  # fmt: skip
     """The result tables of ``docs/lab.md`` (Markdown)."""
-    parts = ["### Pre-flight (SFT policy, held-out, T = 1, groups of 8)\n",
+    parts = ["### Runs\n", runs_markdown(res),
+             "\n### Pre-flight (SFT policy, held-out, T = 1, groups of 8)\n",
              preflight_markdown(preflight) if preflight else "not found\n",
              "\n### HERO vs GRPO and the b.11 ablations (final step, held-out)\n",
              _md(["arm", *[label for _, label in HERO_COLS]], hero_rows(hero)),
