@@ -208,13 +208,13 @@ def results_doc(hero: dict[str, Any], scvd: dict[str, Any], load: str = "",
 
 def runs_markdown(res: dict[str, Any]) -> str:
     """What ran: arms, seeds, wall time, load and code of each experiment (from ``res``)."""
-    prod = res.get("producer", {})
+    prod = res.get("producer", {}).get("args", {})
     lines = [f"- {exp}: arms {', '.join(res.get('arms', {}).get(exp) or []) or 'none'}; seeds "
              f"{res['seeds'].get(exp)}; training {res.get('train_s', {}).get(exp)} s summed over "
              f"its runs; the last (resuming) invocation {res['wall_s'].get(exp)} s"
              for exp in ("hero", "scvd")]  # fmt: skip
     lines.append(
-        f"- load average (1, 5, 15 min) when the results were gathered: "
+        f"- load average (1, 5, 15 min): "
         f"{prod.get('load') or 'not given'}; code: {prod.get('code') or 'not given'}"
     )
     return "\n".join(lines) + "\n"
@@ -246,6 +246,28 @@ def preflight_markdown(pf: dict[str, Any]) -> str:
     return _md(["held-out task", "group success p", "C_max/C_min", "paths (of 8)"], rows) + tail
 
 
+def _num(x: Any) -> str:
+    return f"{x:.3f}" if isinstance(x, float) else str(x)
+
+
+def scvd_data_markdown(scvd: dict[str, Any]) -> str:
+    """One paragraph on SCVD's data and teacher, from ``scvd_lab.json``."""
+    d, t = scvd.get("data") or {}, scvd.get("teacher") or {}
+    if not d:
+        return ""
+    tok = d.get("supervised_tokens", {})
+    pool = d.get("ftd_pool", {})
+    fits = [f"{r['variant']} s{r['seed']} {r['loss_first']:.3f} → {r['loss_last']:.3f}"
+            for r in scvd.get("runs", []) if r.get("loss_first") is not None]  # fmt: skip
+    return (f"\nData: {d.get('student_rollouts')} student rollouts on train tasks "
+            f"(outcomes {d.get('outcomes')}); D_SC {d.get('rows')} rows on {d.get('tasks')} tasks, "
+            f"{d.get('repairs')} of them with a repair; D_FTD {d.get('rows')} rows on the same "
+            f"tasks, from {pool.get('rows')} teacher solutions out of {pool.get('attempts')} "
+            f"attempts; supervised tokens D_SC {tok.get('sc')}, D_FTD {tok.get('ftd')}. Teacher "
+            f"held-out PASS@1 {_num(t.get('heldout_pass1'))}. Fine-tune loss (first → last step): "
+            + "; ".join(fits) + ".\n")  # fmt: skip
+
+
 def results_markdown(res: dict[str, Any], hero: dict[str, Any], scvd: dict[str, Any],
                      preflight: dict[str, Any] | None = None) -> str:  # fmt: skip
     """The result tables of ``docs/lab.md`` (Markdown)."""
@@ -260,6 +282,7 @@ def results_markdown(res: dict[str, Any], hero: dict[str, Any], scvd: dict[str, 
              "\n### SCVD vs FTD (held-out)\n",
              _md(["policy", *[label for _, label in SCVD_COLS], "turns", "tokens", "rollouts"],
                  scvd_rows(scvd)),
+             scvd_data_markdown(scvd),
              "\n### Directions\n",
              _md(["experiment", "direction", "expected", "estimate [95% CI]", "verdict"],
                  [[d["experiment"], d["name"], d["expected"],
