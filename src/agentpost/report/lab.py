@@ -246,6 +246,28 @@ def preflight_markdown(pf: dict[str, Any]) -> str:
     return _md(["held-out task", "group success p", "C_max/C_min", "paths (of 8)"], rows) + tail
 
 
+def hero_dynamics_markdown(hero: dict[str, Any]) -> str:
+    """Per arm, over its runs' RL steps: how often HERO's gate was open, its mean weight, and the
+    share of groups kept (the gate is 0 below τ; dropped groups give no gradient)."""
+    by: dict[str, list[dict]] = {}
+    for run in hero.get("runs", []):
+        by.setdefault(run["variant"], []).extend(run.get("dynamics", []))
+    rows = []
+    for arm, steps in by.items():
+        if not steps:
+            continue
+        n = len(steps)
+        rows.append([arm, str(n),
+                     f"{sum(1 for x in steps if x.get('frac_gated', 0) > 0) / n:.2f}",
+                     f"{sum(x.get('frac_gated', 0) for x in steps) / n:.2f}",
+                     f"{sum(x.get('gate_mean', 0) for x in steps) / n:.3f}",
+                     f"{sum(x.get('frac_groups_kept', 0) for x in steps) / n:.2f}",
+                     f"{sum(x.get('resolution_rate', 0) for x in steps) / n:.2f}"])  # fmt: skip
+    return _md(["arm", "RL steps (all seeds)", "steps with a gate open", "groups gated (mean)",
+                "gate weight (mean)", "groups kept (mean)", "train-time resolution (mean)"],
+               rows)  # fmt: skip
+
+
 def _num(x: Any) -> str:
     return f"{x:.3f}" if isinstance(x, float) else str(x)
 
@@ -279,6 +301,8 @@ def results_markdown(res: dict[str, Any], hero: dict[str, Any], scvd: dict[str, 
              "\n### HERO: curves (held-out, mean over seeds)\n",
              _md(["arm", "step", "resolved", "tokens / rollout", "tokens / successful rollout"],
                  curve_rows(hero)),
+             "\n### HERO: training dynamics (per RL step, all seeds)\n",
+             hero_dynamics_markdown(hero),
              "\n### SCVD vs FTD (held-out)\n",
              _md(["policy", *[label for _, label in SCVD_COLS], "turns", "tokens", "rollouts"],
                  scvd_rows(scvd)),
