@@ -167,3 +167,42 @@ def test_empty_files_count_against_the_disk_quota(docker):
                       "\n    open('/app/e/%d' % i, 'w').close()\nimport time\ntime.sleep(5)"],
                      timeout_s=120)  # fmt: skip
     assert r.killed == "disk quota", r
+
+
+# --- Harbor tests that run pytest and reward its exit status (Terminal-Bench 2's shape) --------
+
+HARBOR_PYTEST_CASES = {
+    "all_tests_skipped": "printf 'import pytest\\npytest.skip(\"no\", allow_module_level=True)\\n'",
+    "os_exit_0_at_import": "printf 'import os\\nos._exit(0)\\n'",
+    "pytest_exit_0": "printf 'import pytest\\npytest.exit(\"bye\", returncode=0)\\n'",
+}
+
+
+@pytest.mark.parametrize("name", sorted(HARBOR_PYTEST_CASES))
+def test_harbor_pytest_passes_by_absence(docker, name):
+    """The test imports the agent's module (as a tenth of Terminal-Bench 2's tests do): a module
+    that skips every test, ends the process with status 0 before any assert, or ends pytest with
+    status 0 made ``pytest; [ $? -eq 0 ]`` write reward 1 on main."""
+    turn = HARBOR_PYTEST_CASES[name] + " > /app/answer.py"
+    res = attack(docker, load_task(FIX / "harbor-pytest"), turn)
+    assert_zero(res)
+    assert res.details["control"] == "clean"
+
+
+def test_harbor_pytest_oracle_passes_with_one_oracle_grading(docker, monkeypatch):
+    """The oracle still gets 1; graded as the oracle (``evaluate(..., oracle=True)``, as
+    ``tasks check`` does) its own observation is the control, so no second oracle runs."""
+    from agentpost.tasks import evaluate as ev
+    from agentpost.tasks.evaluate import run_script
+
+    def no_second_oracle(*a):
+        raise AssertionError("a control was graded")
+
+    monkeypatch.setattr(ev, "control_observation", no_second_oracle)
+    task = load_task(FIX / "harbor-pytest")
+    with docker.create(spec_for(task, backend=docker)) as box:
+        prepare(task, box)
+        run_script(task, box, task.solution_script)
+        res = evaluate(task, box, oracle=True)
+    assert (res.status, res.reward) == ("ok", 1.0), res.output[-2000:]
+    assert set(res.details["tests"].values()) == {"PASSED"}
