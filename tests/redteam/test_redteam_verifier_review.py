@@ -206,3 +206,40 @@ def test_harbor_pytest_oracle_passes_with_one_oracle_grading(docker, monkeypatch
         res = evaluate(task, box, oracle=True)
     assert (res.status, res.reward) == ("ok", 1.0), res.output[-2000:]
     assert set(res.details["tests"].values()) == {"PASSED"}
+
+
+# --- a kept process during the control ---------------------------------------------------------
+
+SHAPES = Path(__file__).resolve().parents[1] / "tasks" / "fixtures" / "harbor-shapes"
+HANG_AND_TICK = r"""nohup python3 -c "
+import socket, threading, time
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(('127.0.0.1', 9000))
+s.listen(50)
+held = []
+threading.Thread(target=lambda: [held.append(s.accept()) for _ in iter(int, 1)], daemon=True).start()
+while True:
+    with open('/app/ticks', 'a') as f:
+        f.write('%f\n' % time.time())
+    time.sleep(0.1)
+" >/dev/null 2>&1 &
+sleep 1"""
+
+
+def test_a_kept_server_is_frozen_while_the_control_runs(docker):
+    """The agent's server (kept: it listens) takes the tests' connection and never answers, so
+    its own grading times out and the control (the oracle in a fresh sandbox) is graded while
+    the server still runs: it could spend the host's CPU until the control times out too
+    (``infra_error``). Its ticks show it was frozen (``docker pause``) meanwhile."""
+    task = load_task(SHAPES / "service-left-running")
+    with docker.create(spec_for(task, backend=docker)) as box:
+        if not box.spec.keep_processes:
+            pytest.skip("this task's sandbox keeps no processes")
+        prepare(task, box)
+        assert box.exec(HANG_AND_TICK, timeout_s=60).exit_code == 0
+        res = evaluate(dataclasses.replace(task, verifier_timeout_s=10.0), box)
+        ticks = [float(t) for t in box.get("/app/ticks").split()]
+    assert_zero(res)
+    assert "ran out of time" in res.details["failure"] and res.details["control"] == "clean"
+    assert max(b - a for a, b in zip(ticks, ticks[1:])) > 3.0

@@ -25,6 +25,7 @@ Layer: io.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import tempfile
 import threading
@@ -295,7 +296,8 @@ _CONTROLS_LOCK = threading.Lock()
 def control_observation(task: Task, step: int | None, sandbox: Sandbox) -> Observation:
     """The control for ``task`` (at ``step``) in ``sandbox``'s conditions: its oracle (every
     step's up to ``step``), or nothing for a task without one, run in a fresh sandbox of the
-    same spec and backend, then graded the same way. A clean control is remembered for the
+    same spec and backend, then graded the same way, while ``sandbox``'s kept processes are
+    frozen (``paused``: they cannot starve it into a timeout). A clean control is remembered for the
     process; one that is not is graded again next time (it may have been a passing fault)."""
     backend = getattr(sandbox, "backend", None)
     if backend is None:
@@ -306,8 +308,9 @@ def control_observation(task: Task, step: int | None, sandbox: Sandbox) -> Obser
         known = _CONTROLS.get(key)
     if known is not None:
         return known
+    paused = getattr(sandbox, "paused", None)  # what the agent left running: frozen meanwhile
     try:
-        with backend.create(sandbox.spec) as box:
+        with paused() if paused else contextlib.nullcontext(), backend.create(sandbox.spec) as box:
             prepare(task, box)
             scripts = (
                 [s.solution_script for s in task.steps[: step + 1]]
