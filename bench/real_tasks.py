@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/real_tasks.py [--shared ../shared/data/tasks] [--set tb2,harbor,tb1]
         [--only TASK,...] [--out bench/out/real_tasks.jsonl] [--again] [--keep-images]
-        [--max-run-s 1800] [--json]
+        [--max-run-s 1800] [--json] [--report-only]
 
 The sets: ``terminal-bench-2/`` (70 Terminal-Bench 2.0 tasks as their authors wrote them),
 ``harbor-examples/`` and ``tb1-adapters/`` under ``--shared`` (the checkout's ``../shared``).
@@ -88,22 +88,44 @@ def base_of(docker, tag: str) -> str | None:
     return next((by_id[i] for i in ids if i in by_id), None)
 
 
-def cause(row: dict) -> str:
-    """Why a task does not grade right, in one line (empty when it does)."""
+def cause(row: dict, fetches: list[str] | None = None) -> str:
+    """Why a task does not grade right, in one line (empty when it does). ``fetches``: the
+    downloads from other hosts its scripts make (``sandbox.provision`` notes)."""
     if row.get("right"):
         return ""
     if row.get("build_error"):
-        return "build fails offline: " + row["build_error"]
+        return "build fails offline: " + build_reason(row["build_error"])
     unserved = [u for u in row.get("unservable", []) if u["what"] != "note"]
     if row.get("oracle") != 1.0 and unserved:
         items = "; ".join(f"{u['what']} ({u['why'][-160:]})" for u in unserved[:4])
         return f"solution/tests install what cannot be served: {items}"
     errors = row.get("errors") or {}
+    if fetches is None:
+        fetches = [u["why"] for u in row.get("unservable", []) if "fetches from" in u["why"]]
+    if row.get("oracle") != 1.0 and fetches:
+        return "solution/tests download from other hosts: " + "; ".join(fetches[:3])
     if row.get("oracle") != 1.0:
-        return "oracle: " + _short(errors.get("oracle", f"reward {row.get('oracle')}"))
+        said = row.get("oracle_output", "")
+        said = f" (its solution said: ...{said[-200:]})" if said else ""
+        return "oracle: " + _short(errors.get("oracle", f"reward {row.get('oracle')}")) + said
     if row.get("nop") != 0.0:
         return "no-op: " + _short(errors.get("nop", f"reward {row.get('nop')}"))
     return "?"
+
+
+_ANSI = re.compile(r"\x1b?\[[0-9;]*m")
+_TELLING = re.compile(
+    r"Could not resolve host|Temporary failure resolving|has no installation candidate|"
+    r"Unable to locate package|^E: |No matching distribution|returned a non-zero code"
+)
+
+
+def build_reason(text: str) -> str:
+    """The telling lines of a failed build (docker's own noise and colours dropped)."""
+    flat = _ANSI.sub("", str(text)).replace("\\n", "\n").replace(" | ", "\n")
+    lines = [ln.strip() for ln in flat.splitlines()]
+    telling = [ln for ln in lines if _TELLING.search(ln)]
+    return _short(" | ".join(telling[-3:]) if telling else text, 400)
 
 
 def _short(text: str, limit: int = 300) -> str:
@@ -120,7 +142,7 @@ def run_task(task, group: str, docker, keep: bool, max_run_s: float) -> dict:
     try:
         tag = ensure_image(task, docker)
     except Exception as e:  # the build's own reason, said in the report
-        row["build_error"] = _short(str(e), 400)
+        row["build_error"] = str(e)[-3000:]
         row["build_s"] = round(time.monotonic() - t0, 1)
         return row
     row["build_s"] = round(time.monotonic() - t0, 1)
@@ -140,6 +162,8 @@ def run_task(task, group: str, docker, keep: bool, max_run_s: float) -> dict:
     row["check_s"] = round(time.monotonic() - t0, 1)
     row["oracle"], row["nop"] = check["oracle_reward"], check["nop_reward"]
     row["errors"] = {k: _short(v, 600) for k, v in (check.get("errors") or {}).items()}
+    if check.get("oracle_output"):
+        row["oracle_output"] = _short(check["oracle_output"], 600)
     row["unservable"] = unservable(task, docker)
     row["right"] = row["oracle"] == 1.0 and row["nop"] == 0.0
     if tag and not keep:
@@ -150,7 +174,7 @@ def run_task(task, group: str, docker, keep: bool, max_run_s: float) -> dict:
     return row
 
 
-def report(rows: list[dict], bases: dict[str, int]) -> dict:
+def report(rows: list[dict], bases: dict[str, int], fetches: dict[str, list[str]]) -> dict:
     groups: dict[str, dict] = {}
     for r in rows:
         g = groups.setdefault(r["group"], {"tasks": 0, "right": 0, "built": 0, "not_right": {}})
@@ -158,7 +182,7 @@ def report(rows: list[dict], bases: dict[str, int]) -> dict:
         g["built"] += "build_error" not in r
         g["right"] += bool(r.get("right"))
         if not r.get("right"):
-            g["not_right"][r["id"]] = cause(r)
+            g["not_right"][r["id"]] = cause(r, fetches.get(r["id"]))
     added = sum(r.get("added_bytes", 0) for r in rows)
     return {
         "groups": groups,
@@ -178,9 +202,11 @@ def main() -> None:
     ap.add_argument("--keep-images", action="store_true")
     ap.add_argument("--max-run-s", type=float, default=1800.0)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--report-only", action="store_true", help="print the rows done, run none")
     args = ap.parse_args()
 
     from agentpost.sandbox.docker import DockerBackend
+    from agentpost.tasks.images import task_needs
     from agentpost.tasks.loader import load_suite
 
     shared = Path(args.shared)
@@ -200,6 +226,7 @@ def main() -> None:
     only = {t for t in args.only.split(",") if t}
     tb2_groups = index_groups(shared / SETS["tb2"] / "INDEX.md")
     rows = []
+    fetches: dict[str, list[str]] = {}  # from today's parse, also for rows of earlier runs
     for key in args.set.split(","):
         errors: list = []
         tasks = load_suite(shared / SETS[key], errors)
@@ -209,15 +236,19 @@ def main() -> None:
             if only and task.id not in only:
                 continue
             group = tb2_groups.get(task.id, "other") if key == "tb2" else key
+            notes = task_needs(task).notes
+            fetches[task.id] = sorted({n for n in notes if "fetches from" in n})
             if task.id in done:
                 rows.append(done[task.id])
+                continue
+            if args.report_only:
                 continue
             print(f"[{len(rows) + 1}] {task.id} ({group}) ...", file=sys.stderr, flush=True)
             row = run_task(task, group, docker, args.keep_images, args.max_run_s)
             rows.append(row)
             with out.open("a") as f:
                 f.write(json.dumps(row) + "\n")
-            verdict = "right" if row.get("right") else cause(row)
+            verdict = "right" if row.get("right") else cause(row, fetches[task.id])
             print(f"    {verdict}  (build {row.get('build_s')} s, check {row.get('check_s')} s)",
                   file=sys.stderr, flush=True)  # fmt: skip
     bases = {}
@@ -225,7 +256,7 @@ def main() -> None:
                            "reference=agentpost-base-*:latest", timeout_s=60).splitlines():  # fmt: skip
         ref, _, _ = line.partition(" ")
         bases[ref] = image_size(docker, ref)
-    doc = report(rows, bases)
+    doc = report(rows, bases, fetches)
     if args.json:
         print(json.dumps(doc, indent=1))
         return

@@ -107,6 +107,20 @@ def test_uv_projects_are_replayed_and_prose_is_not_a_package():
     assert read_needs({"a.sh": "pip install 11 ./local $PKG .\n"}).empty()
 
 
+def test_downloads_from_other_hosts_are_named():
+    text = (
+        "wget https://www.povray.org/ftp/POVSRC.TAR.Z\n"
+        "git clone --depth 1 https://github.com/x/y.git /app/y\n"
+        "curl -sf http://localhost:8080/ > out\ncurl -LsSf https://astral.sh/uv/0.9.5/install.sh\n"
+        "git clone git@CONTAINER_IP:/git/server\n"
+    )
+    notes = read_needs({"solution/solve.sh": text}).to_json()["notes"]
+    assert notes == [
+        "solution/solve.sh: fetches from github.com (no registry here serves it)",
+        "solution/solve.sh: fetches from www.povray.org (no registry here serves it)",
+    ]
+
+
 def test_segment_stops_at_shell_operators_and_closing_quotes():
     assert segment(" -y a b && c") == ["-y", "a", "b"]
     assert segment(' a b")') == ["a", "b"]

@@ -74,8 +74,11 @@ def _need(task: Task, what: str) -> Any:
     return value
 
 
+LOOK = ["ls -la"]  # a task with no [agentpost].explore (as its authors wrote it): a first look
+
+
 def _explore(task: Task) -> Plan:
-    for i, cmd in enumerate(_need(task, "explore")):
+    for i, cmd in enumerate(task.explore or LOOK):
         yield ("Let me look at the work directory first." if i == 0 else "Let me read more."), cmd
 
 
@@ -109,7 +112,7 @@ def hasty(task: Task) -> Plan:
 
 def wasteful(task: Task) -> Plan:
     yield from _explore(task)
-    rereads = [c for c in _need(task, "explore") if command_is_read_only(c)] or ["ls -la"]
+    rereads = [c for c in task.explore or LOOK if command_is_read_only(c)] or LOOK
     for i in range(WASTE_TURNS):
         yield "Let me double-check the files once more.", rereads[i % len(rereads)]
     yield "Writing the solution.", write_and_run(_need(task, "solution"), "solution")

@@ -19,8 +19,11 @@ or newer: bullseye's) and is never imported by agentpost. It
    into ``/opt/agentpost/uv-cache`` (uv resolves a project for every platform);
 4. npm: fills ``/opt/agentpost/npm-cache`` for each ``npm install``.
 
-Whatever cannot be served is written, with the tool's own reason, to
-``/opt/agentpost/provision/report.json``; the step itself succeeds unless this file fails.
+An apt pin this release does not have (an Ubuntu build such as ``4.3.3-2build2``, a Debian
+point release since superseded) is served by the release's own version of that package, listed
+under the pinned version as well (the same file: dpkg installs and records the real version),
+and reported as substituted. Whatever cannot be served is written, with the tool's own reason,
+to ``/opt/agentpost/provision/report.json``; the step itself succeeds unless this file fails.
 
 Layer: io.
 """
@@ -127,6 +130,7 @@ def provision_apt(needs, report):
             report["unservable"].append({"what": "apt", "why": "the image has no apt-get"})
         return
     had_lists = lists_present()
+    aliases = {}  # package -> pinned versions it is listed under as well
     pool, src = APT + "/pool", APT + "/src"
     for d in (pool + "/partial", src):
         os.makedirs(d, exist_ok=True)
@@ -142,6 +146,15 @@ def provision_apt(needs, report):
             if not recommends:
                 base.append("--no-install-recommends")
             for pkg, reason in each(pkgs, lambda items, base=base: run(base + items)):
+                name, _, version = pkg.partition("=")
+                if version and "was not found" in reason and alias_download(base, name, pool):
+                    # a pin this release does not have (Ubuntu's build, a superseded point
+                    # release): its own version of the package, listed under the pin too
+                    aliases.setdefault(name, []).append(version)
+                    report["substituted"].append(
+                        {"what": "apt " + pkg, "served": candidate(name).strip(" ()")}
+                    )
+                    continue
                 report["unservable"].append({"what": "apt " + pkg, "why": reason + candidate(pkg)})
         for pkg, reason in each(
             needs["apt_source"],
@@ -156,10 +169,19 @@ def provision_apt(needs, report):
     for lock in (pool + "/lock",):
         if os.path.exists(lock):
             os.unlink(lock)
-    n_debs, n_src = write_repo(pool, src)
+    n_debs, n_src = write_repo(pool, src, aliases)
     report["served"]["apt_debs"] = n_debs
     report["served"]["apt_sources"] = n_src
-    go_offline(had_lists, n_src > 0)
+    go_offline(had_lists, n_src > 0, bool(aliases))
+
+
+def alias_download(base, name, pool):
+    """The release's own version of ``name`` (and what it needs) into the pool, even when the
+    image has it installed already (a pin of it then reinstalls the same file)."""
+    if run(base + [name])[0] != 0:
+        return False
+    rc, _ = run(["apt-get", "download", name], cwd=pool)
+    return rc == 0
 
 
 def candidate(pkg):
@@ -205,17 +227,21 @@ def dsc_fields(path):
     return fields
 
 
-def write_repo(pool, src):
-    """Packages, Sources and Release of the flat repository in ``APT``."""
+def write_repo(pool, src, aliases):
+    """Packages, Sources and Release of the flat repository in ``APT``; a package in
+    ``aliases`` is listed once more under each pinned version (the same file)."""
     stanzas = []
     for name in sorted(os.listdir(pool)):
         if name.endswith(".deb"):
             ctl = control(os.path.join(pool, name))
             if ctl:
                 md5, sha, size = sums(os.path.join(pool, name))
-                stanzas.append(
-                    f"{ctl}\nFilename: pool/{name}\nSize: {size}\nMD5sum: {md5}\nSHA256: {sha}\n"
-                )
+                tail = f"Filename: pool/{name}\nSize: {size}\nMD5sum: {md5}\nSHA256: {sha}\n"
+                stanzas.append(f"{ctl}\n{tail}")
+                m = re.search(r"^Package:\s*(\S+)", ctl, re.M)
+                for version in aliases.get(m.group(1) if m else "", []):
+                    alias = re.sub(r"^Version:.*$", "Version: " + version, ctl, flags=re.M)
+                    stanzas.append(f"{alias}\n{tail}")
     sources = []
     for name in sorted(os.listdir(src)):
         if not name.endswith(".dsc"):
@@ -259,8 +285,9 @@ def write_repo(pool, src):
     return len(stanzas), len(sources)
 
 
-def go_offline(had_lists, with_sources):
-    """Point apt at the local repository only; leave the lists as the image had them."""
+def go_offline(had_lists, with_sources, aliases):
+    """Point apt at the local repository only; leave the lists as the image had them. With
+    aliases, a pin below the installed version is allowed (it reinstalls the same file)."""
     keep = APT + "/online-sources"
     os.makedirs(keep, exist_ok=True)
     for path in source_files():
@@ -273,6 +300,8 @@ def go_offline(had_lists, with_sources):
     os.makedirs("/etc/apt/apt.conf.d", exist_ok=True)
     with open("/etc/apt/apt.conf.d/99agentpost-offline", "w") as f:
         f.write('Acquire::Retries "0";\nAcquire::Languages "none";\n')
+        if aliases:
+            f.write('APT::Get::allow-downgrades "true";\n')
     if had_lists:
         run(["apt-get", "update"])
     else:
@@ -384,6 +413,7 @@ def main(path):
     with open(path) as f:
         needs = json.load(f)
     report = {"python3": PY3, "served": {}, "unservable": [], "notes": list(needs["notes"])}
+    report["substituted"] = []
     provision_apt(needs, report)
     provision_pip(needs, report)
     provision_uv(needs, report)

@@ -22,6 +22,7 @@ from agentpost.tasks.model import Task
 
 FORMAT = fmt("agentpost.tasks-check")
 CHECK_TIMEOUT_S = 60.0
+SCRIPT_TAIL = 1500  # characters of the oracle's output kept in its row (why it failed)
 
 
 def run_once(
@@ -40,6 +41,7 @@ def run_once(
             if script is not None:
                 res = run_script(task, sb, script)
                 out["script_exit"] = res.exit_code
+                out["script_output"] = (res.stdout + res.stderr)[-SCRIPT_TAIL:]
             if run_check and task.check:
                 chk = sb.exec(task.check, cwd=sb.spec.workdir, timeout_s=CHECK_TIMEOUT_S)
                 out["check_exit"] = chk.exit_code
@@ -112,6 +114,8 @@ def check_task(task: Task, backend: Backend) -> dict[str, Any]:
             )
     if errors:
         row["errors"] = errors
+        if oracle and "oracle" in errors and oracle.get("script_output"):
+            row["oracle_output"] = oracle["script_output"]
     if getattr(backend, "name", None) == "docker":  # what its image cannot serve offline
         from agentpost.tasks.images import unservable
 

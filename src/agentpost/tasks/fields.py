@@ -13,17 +13,21 @@ Layer: io.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from agentpost.errors import InputError
-from agentpost.ingress.hostdir import open_under, read_fd
-from agentpost.ingress.keys import Refused, relative_key
+from agentpost.ingress.hostdir import descend, open_regular, open_root, open_under, read_fd, walk
+from agentpost.ingress.keys import Bounds, Refused, TooLarge, relative_key, split_key
 
 TASK_FILE_LIMIT = 64 << 20  # bytes of one task file the host reads (a script, an instruction)
+TREE_BYTES = 8 << 30  # apparent bytes of one task tree hashed (a build context, the task dir)
+TREE_ENTRIES = 200_000
 SETUP_SCRIPT = "agentpost-setup.sh"  # environment/<this>: run in the sandbox before the agent
 
 _NUMBER = (int, float)
@@ -71,6 +75,61 @@ def read_task_text(path: Path, root: Path) -> str:
         return raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise InputError(path, f"byte {e.start}", "not UTF-8 text") from None
+
+
+def tree_digest(directory: Path, root: Path, *, skip: Path | None = None,
+                modes: bool = False) -> str:  # fmt: skip
+    """sha256 of the tree ``directory`` (task dir ``root`` or below it), read by descent from
+    ``root``: per regular file in path order, its relative path, NUL, (``modes``: its exec bits
+    in octal), its bytes, NUL; a symlink counts by its target's text (never followed); dirs,
+    FIFOs, sockets and devices add nothing; ``skip`` (a file) is left out. Bytes are streamed;
+    past ``TREE_BYTES`` (apparent size) or ``TREE_ENTRIES`` it is an ``InputError``, as is a
+    link on the way to ``directory``. For a tree without links, the bytes hashed are those of
+    the ``rglob`` loops this replaces (image tags and SCVD cache keys stay valid)."""
+    try:
+        parts = [] if directory == root else split_key(relative_key(str(directory), str(root)))
+        skip_key = None
+        if skip is not None and str(skip).startswith(str(directory).rstrip("/") + "/"):
+            skip_key = relative_key(str(skip), str(directory))
+        rfd = open_root(root)
+        try:
+            with descend(rfd, parts, where=str(directory)) as dfd:
+                return _digest(dfd, skip_key, modes)
+        finally:
+            os.close(rfd)
+    except Refused as e:
+        raise InputError(directory, None, f"not read ({e}): a task's files are read only inside "
+                         "its directory, never through a link") from None  # fmt: skip
+    except OSError as e:
+        raise InputError(directory, None, f"cannot read: {e.strerror}") from None
+
+
+def _digest(dfd: int, skip_key: str | None, modes: bool) -> str:
+    bounds = Bounds(max_bytes=TREE_BYTES, max_entries=TREE_ENTRIES)
+    entries = sorted(walk(dfd, bounds=bounds, skip=()), key=lambda e: e[0].split("/"))
+    h, total = hashlib.sha256(), 0
+    for key, st in entries:
+        if key == skip_key or not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+            continue
+        name = key.encode("utf-8", "surrogateescape")
+        parts = split_key(key)
+        with descend(dfd, parts[:-1], where=key) as d:
+            if stat.S_ISLNK(st.st_mode):
+                target = os.readlink(parts[-1], dir_fd=d).encode("utf-8", "surrogateescape")
+                h.update(name + b"\0-> " + target + b"\0")
+                continue
+            fd = open_regular(d, parts[-1], where=key)
+        with os.fdopen(fd, "rb") as f:
+            total += os.fstat(f.fileno()).st_size
+            if total > bounds.max_bytes:
+                raise TooLarge(f"{key}: the tree is over {bounds.max_bytes} bytes")
+            h.update(name + b"\0")
+            if modes:
+                h.update(oct(os.fstat(f.fileno()).st_mode & 0o111).encode())
+            while block := f.read(1 << 20):
+                h.update(block)
+            h.update(b"\0")
+    return h.hexdigest()
 
 
 def check_host_reads(root: Path, paths: Iterable[Path | None]) -> None:
@@ -146,6 +205,8 @@ def agentpost_table(table: dict[str, Any], path: Path, where: str) -> dict[str, 
     workdir = table.get("workdir", "/app")
     if not isinstance(workdir, str) or not workdir.startswith("/"):
         raise InputError(path, f"{where}.workdir", "must be an absolute sandbox path")
+    if not isinstance(table.get("writable_root", False), bool):
+        raise InputError(path, f"{where}.writable_root", "must be true or false")
     return table
 
 

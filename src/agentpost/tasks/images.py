@@ -44,6 +44,7 @@ from agentpost.sandbox.provision import (
     read_needs,
 )
 from agentpost.tasks.compose import compose_file, read_services
+from agentpost.tasks.fields import read_task_bytes, read_task_text, tree_digest
 from agentpost.tasks.model import Task
 
 HELPER = Path(__file__).resolve().parents[1] / "sandbox" / "provision_image.py"
@@ -52,14 +53,10 @@ MAX_TEXT = 2 << 20  # a file larger than this is no script
 SCRIPT_SUFFIXES = {"", ".sh", ".bash", ".py", ".exp", ".mk"}
 
 
-def context_hash(context: Path, skip: Path | None = None) -> str:
-    """A content hash of every file (path, mode bits, bytes) under ``context``."""
-    h = hashlib.sha256()
-    for p in sorted(context.rglob("*")):
-        if p.is_file() and p != skip:
-            h.update(str(p.relative_to(context)).encode() + b"\0")
-            h.update(oct(p.stat().st_mode & 0o111).encode() + p.read_bytes() + b"\0")
-    return h.hexdigest()
+def context_hash(context: Path, skip: Path | None = None, *, root: Path) -> str:
+    """A content hash of every file (path, exec bits, bytes; a link by its target) under
+    ``context``, a dir of task dir ``root``, read by descent (``tasks.fields.tree_digest``)."""
+    return tree_digest(context, root, skip=skip, modes=True)
 
 
 def _texts_under(path: Path | None, out: dict[str, str], root: Path) -> None:
@@ -107,7 +104,12 @@ def task_froms(task: Task, table: dict[str, str] | None = None) -> list[dict]:
         except InputError as e:
             out.append({"image": str(path.name), "target": f"unreadable: {e}"})
     for f in files:
-        for image in stage_images(f.read_text(encoding="utf-8", errors="replace")):
+        try:
+            text = read_task_bytes(f, task.path).decode("utf-8", "replace")
+        except InputError as e:
+            out.append({"image": str(f.name), "target": f"unreadable: {e.one_line()}"})
+            continue
+        for image in stage_images(text):
             try:
                 out.append({"image": image, "target": map_from(image, table)})
             except DockerfileError as e:
@@ -123,7 +125,7 @@ def task_dockerfile(task: Task, table: dict[str, str] | None = None) -> tuple[st
     """(the rewritten Dockerfile, the base names it needs). Raises ``DockerfileError``."""
     assert task.dockerfile is not None
     table = table if table is not None else load_from_table()
-    text = task.dockerfile.read_text(encoding="utf-8")
+    text = read_task_text(task.dockerfile, task.path)
     rw = rewrite(text, table, lambda name: base_tag(name) if is_base(name) else None)
     bases = [b for b in rw.bases if is_base(b)]
     if not any(b.startswith(("python", "build")) for b in bases):
@@ -141,7 +143,9 @@ def _context_files(task: Task) -> dict[str, bytes]:
 def image_tag(task: Task, dockerfile: str) -> str:
     assert task.dockerfile is not None
     context = task.dockerfile.parent
-    h = hashlib.sha256(dockerfile.encode() + context_hash(context, task.dockerfile).encode())
+    h = hashlib.sha256(
+        dockerfile.encode() + context_hash(context, task.dockerfile, root=task.path).encode()
+    )
     for name, data in sorted(_context_files(task).items()):
         h.update(name.encode() + b"\0" + data)
     return f"agentpost-task-{_safe_name(task.id)}:{h.hexdigest()[:12]}"
@@ -195,7 +199,7 @@ def ensure_service_image(task: Task, svc, backend, log=None) -> str:
     ``FROM image``) rewritten onto the local bases like the task's, tagged by content."""
     table = load_from_table()
     if svc.dockerfile is not None:
-        text = svc.dockerfile.read_text(encoding="utf-8")
+        text = read_task_text(svc.dockerfile, task.path)
         context = svc.context
     else:
         text, context = f"FROM {svc.image}\n", None
@@ -205,7 +209,7 @@ def ensure_service_image(task: Task, svc, backend, log=None) -> str:
         raise InfraError(f"{task.id}: service {svc.name}: {e}") from None
     h = hashlib.sha256(rw.text.encode())
     if context is not None:
-        h.update(context_hash(context, svc.dockerfile).encode())
+        h.update(context_hash(context, svc.dockerfile, root=task.path).encode())
     tag = f"agentpost-task-{_safe_name(task.id)}-{_safe_name(svc.name)}:{h.hexdigest()[:12]}"
     if image_exists(backend, tag):
         return tag
@@ -279,7 +283,9 @@ def container_spec(task: Task, backend) -> dict:
     """``SandboxSpec`` fields for ``task`` on docker, as Harbor runs its container: the task's
     image (built once), its ``WORKDIR`` as the work directory unless the task names one (no
     ``WORKDIR``: ``/``), its ``USER`` as the agent's unless ``[agent].user`` names one, a
-    writable root of its own, processes that outlive an exec (``keep_processes``), and ``[environment]`` ``cpus``, ``memory`` and ``storage`` as the
+    writable root of its own and processes that outlive an exec (``keep_processes``; both
+    ``Task.writable_root``: not for agentpost's own tasks), and ``[environment]`` ``cpus``,
+    ``memory`` and ``storage`` as the
     sandbox's limits (unset: the defaults of ``Limits``). A task family with its own images
     (``FAMILY_IMAGES``) keeps its container as it is: its image and limits only."""
     from dataclasses import replace
@@ -298,7 +304,8 @@ def container_spec(task: Task, backend) -> dict:
     cfg = image_config(backend, tag)
     # Harbor's container: a writable root, and what the agent leaves running stays (its servers
     # are there for the tests: verifier_sandbox keeps them, outside the tests' namespace)
-    out: dict = {"image": tag, "writable_root": True, "keep_processes": True}
+    harbor = task.writable_root
+    out: dict = {"image": tag, "writable_root": harbor, "keep_processes": harbor}
     workdir = task.workdir if task.workdir_given else (cfg.get("WorkingDir") or "/")
     out["workdir"] = workdir
     out["services"] = services_of(task, backend, tag, cfg, workdir)
@@ -333,4 +340,8 @@ def unservable(task: Task, backend) -> list[dict]:
         _REPORTS[tag] = provision_report(backend, tag) if image_exists(backend, tag) else None
     report = _REPORTS[tag] or {}
     notes = [{"what": "note", "why": n} for n in report.get("notes", [])]
-    return list(report.get("unservable", [])) + notes
+    subs = [
+        {"what": "note", "why": f"{s['what']} is not in this release: served {s['served']}"}
+        for s in report.get("substituted", [])
+    ]
+    return list(report.get("unservable", [])) + subs + notes
