@@ -114,6 +114,11 @@ def test_downloads_from_other_hosts_are_named():
         "curl -sf http://localhost:8080/ > out\ncurl -LsSf https://astral.sh/uv/0.9.5/install.sh\n"
         "git clone git@CONTAINER_IP:/git/server\n"
     )
+    py = 'tok = AutoTokenizer.from_pretrained("Qwen/Qwen2.5")\nurlopen("https://example.org/x")\n'
+    assert read_needs({"s.py": py}).to_json()["notes"] == [
+        "s.py: fetches from example.org (no registry here serves it)",
+        "s.py: fetches from huggingface.co (from_pretrained; no registry here serves it)",
+    ]
     notes = read_needs({"solution/solve.sh": text}).to_json()["notes"]
     assert notes == [
         "solution/solve.sh: fetches from github.com (no registry here serves it)",

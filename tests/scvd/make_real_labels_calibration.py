@@ -27,8 +27,8 @@ from agentpost.scvd import calibrate_io, real_labels
 from agentpost.scvd.seats import SEATS_VERSION
 
 OUT = real_labels.LABELS.parent / "real-labels-calibration.json"
-# v1-heldout, v2-heldout: earlier held-out batches, scored once and now tune
-SCOPES = ("tune", "v1-heldout", "v2-heldout", "heldout", "all")
+# v1-heldout, v2-heldout: earlier held-out batches, scored once and now tune; v3-heldout: held out
+SCOPES = ("tune", "v1-heldout", "v2-heldout", "v3-heldout", "heldout", "all")
 PANEL = "default panel (rule seats voting)"
 
 
@@ -89,7 +89,9 @@ def main(args: list[str]) -> None:
             for scope, d in doc[which].items():
                 print(f"\n### {which} / {scope} (n={d['n']})\n\n{table(d)}")
         for batch, d in doc.get("scored_once", {}).items():
-            print(f"\n### scored once / {batch} ({d['seats']}, n={d['n']})\n\n{table(d)}")
+            print(
+                f"\n### scored once / {batch} ({d.get('seats_version')}, n={d['n']})\n\n{table(d)}"
+            )
         return
     roots = [Path(a) for a in args]
     old = json.loads(OUT.read_text()) if OUT.exists() else {}
@@ -107,7 +109,8 @@ def main(args: list[str]) -> None:
     if once is not None:
         if once in doc["scored_once"]:
             raise SystemExit(f"{once} was scored once already; its report stays as stored")
-        doc["scored_once"][once] = {"seats": SEATS_VERSION, **doc["full"][once]}
+        # the report's own "seats" key (seat -> kind) would shadow the version, so it has its own
+        doc["scored_once"][once] = {**doc["full"][once], "seats_version": SEATS_VERSION}
     OUT.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
     for which in ("full", "shared_only"):
         for scope, d in doc[which].items():

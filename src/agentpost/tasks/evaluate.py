@@ -81,8 +81,8 @@ def spec_for(
     image is built (once) from its Dockerfile."""
     net = task.evaluator_network if network is None else network
     docker = getattr(backend, "name", None) == "docker"
-    if docker and "image" not in overrides:  # Harbor's container: tasks.images.container_spec
-        from agentpost.tasks.images import container_spec
+    if docker and "image" not in overrides:  # Harbor's container: tasks.container
+        from agentpost.tasks.container import container_spec
 
         overrides = {**container_spec(task, backend), **overrides}
     workdir = overrides.pop("workdir", task.workdir)
