@@ -227,11 +227,25 @@ while True:
 sleep 1"""
 
 
-def test_a_kept_server_is_frozen_while_the_control_runs(docker):
+def test_a_kept_server_is_frozen_while_the_control_runs(docker, monkeypatch):
     """The agent's server (kept: it listens) takes the tests' connection and never answers, so
     its own grading times out and the control (the oracle in a fresh sandbox) is graded while
     the server still runs: it could spend the host's CPU until the control times out too
-    (``infra_error``). Its ticks show it was frozen (``docker pause``) meanwhile."""
+    (``infra_error``). Its ticks show it was frozen (``docker pause``) meanwhile: none falls
+    inside most of the control's grading (on main it ticked every 0.1 s throughout)."""
+    from agentpost.tasks import evaluate as ev
+
+    spans, real = [], ev.control_observation
+
+    def timed(*a):
+        t0 = time.time()
+        try:
+            return real(*a)
+        finally:
+            spans.append((t0, time.time()))
+
+    monkeypatch.setattr(ev, "_CONTROLS", {})  # graded here, not remembered from another test
+    monkeypatch.setattr(ev, "control_observation", timed)
     task = load_task(SHAPES / "service-left-running")
     with docker.create(spec_for(task, backend=docker)) as box:
         if not box.spec.keep_processes:
@@ -242,4 +256,38 @@ def test_a_kept_server_is_frozen_while_the_control_runs(docker):
         ticks = [float(t) for t in box.get("/app/ticks").split()]
     assert_zero(res)
     assert "ran out of time" in res.details["failure"] and res.details["control"] == "clean"
-    assert max(b - a for a, b in zip(ticks, ticks[1:])) > 3.0
+    [(t0, t1)] = spans
+    assert t1 - t0 > 2.0, t1 - t0  # a control was graded (a fresh sandbox, the oracle, tests)
+    # frozen for most of it (``docker pause`` / ``unpause`` themselves take a while under load)
+    gap = max(b - a for a, b in zip(ticks, ticks[1:], strict=False) if b > t0 and a < t1)
+    assert gap > (t1 - t0) / 2, (gap, t1 - t0, getattr(box, "pause_error", "no pause"))
+
+
+RACER = r"""nohup python3 -c "
+import os, socket, time
+s = socket.socket()
+s.bind(('127.0.0.1', 0))
+s.listen(1)
+while True:
+    for cmd in ('ln -sfn /tests/expected.txt /app/out', 'mkdir -p /logs/verifier',
+                'echo 1 > /logs/verifier/reward.txt', 'pkill -9 -f tests/tes[t].sh'):
+        os.system(cmd + ' 2>/dev/null')
+    time.sleep(0.01)
+" >/dev/null 2>&1 &
+sleep 1"""
+
+
+def test_a_kept_server_cannot_race_the_tests(anyb):
+    """A process that holds a listening socket is kept for the tests (Harbor's semantics); it
+    keeps re-planting the answer link, writing a reward and killing ``test.sh`` while the
+    tests run. The tests read a copy of the agent's dirs, in their own PID namespace and
+    ``/logs``: nothing of it reaches them. (A guard: this held on main already, by the design
+    of the verifier's namespace; no fix came with it.)"""
+    task = load_task(FIX / "answer-file")
+    with anyb.create(spec_for(task, backend=anyb, keep_processes=True)) as box:
+        prepare(task, box)
+        assert box.exec(RACER, cwd=task.workdir, timeout_s=60).exit_code == 0
+        res = evaluate(task, box)
+        alive = box.exec("ls -l /app/out; pgrep -af python3", timeout_s=30).stdout
+    assert_zero(res)
+    assert "/tests/expected.txt" in alive, alive  # it ran all along

@@ -98,6 +98,7 @@ class DockerSandbox:
         self.executor: DockerServer | None = None
         self._services: list[str] = []
         self._guard: DiskGuard | None = None
+        self.pause_error = ""  # why the last paused() could not freeze it ("" if it did)
         args = ["--name", self.name, "--label", f"{LABEL}={backend.owner}"]
         if not spec.writable_root:
             args += ["--read-only", "--tmpfs", self._run_tmpfs()]
@@ -325,10 +326,10 @@ class DockerSandbox:
         with self._lock:  # not while a command runs (nor the disk guard's sweep)
             try:
                 self.backend.cli("pause", self.name, timeout_s=60)
-            except InfraError:  # (then the control runs beside it as before)
-                paused = False
+            except InfraError as e:  # (then the control runs beside it as before)
+                self.pause_error, paused = str(e), False
             else:
-                paused = True
+                self.pause_error, paused = "", True
             try:
                 yield
             finally:
