@@ -62,7 +62,7 @@ def test_calls_replay_cannot_run_make_the_replay_unfaithful(backend):
 
 
 def test_judge_usage_sums_every_invocation_of_a_resumed_run(tmp_path):
-    from test_scvd_pipeline import CASES, answer, config, opts
+    from loopback_panel import CASES, answer, config, opts
 
     from agentpost.scvd.pipeline import diagnose
 

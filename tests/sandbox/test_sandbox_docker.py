@@ -96,7 +96,20 @@ def test_limits_hold(backend, image):
         mem = box.exec(["python3", "-c", "b = bytearray(600 << 20); print(len(b))"])
         assert mem.exit_code != 0
         big = box.exec("head -c 3000000 /dev/zero > /app/big")
-        assert big.exit_code != 0 and os.path.getsize(box.fs.resolve("/app/big")) <= 1 << 20
+        assert big.exit_code != 0 and box.fs.stat("/app/big").st_size <= 1 << 20
+
+
+def test_the_disk_quota_holds_for_a_writable_root_and_the_volumes(backend, image):
+    """Harbor's storage limit: what a sandbox writes (container layer and volumes together,
+    not what the image brought) past ``disk_bytes`` ends the command as "disk quota"."""
+    lim = Limits(disk_bytes=40 << 20, file_bytes=1 << 30)
+    with backend.create(SandboxSpec(image=image, limits=lim, writable_root=True)) as box:
+        ok = box.exec("head -c 10000000 /dev/zero > /app/a && head -c 10000000 /dev/zero > /b")
+        assert ok.exit_code == 0 and ok.killed is None
+        fill = box.exec("for i in $(seq 30); do head -c 5000000 /dev/zero > /opt/f$i; sleep 0.3;"
+                        " done", timeout_s=60)  # fmt: skip
+        assert fill.killed == "disk quota", fill
+        assert box.exec("echo still > /app/x && cat /app/x").stdout == "still\n"
 
 
 def test_snapshot_restore_is_exact(backend, image, tmp_path):

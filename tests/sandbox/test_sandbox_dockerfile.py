@@ -102,6 +102,17 @@ def test_rewrite_maps_froms_keeps_stages_and_drops_ppas():
     assert any("ppa:deadsnakes/ppa cannot be served" in n for n in rw.notes)
 
 
+def test_a_package_trixie_dropped_is_installed_as_what_it_pulled_in():
+    text = (
+        "FROM python:3.13-slim-bookworm\nRUN apt-get install -y \\\n"
+        "    libgl1-mesa-glx libgl1-mesa-glx-dev \\\n    libglib2.0-0\n"
+    )
+    lines = rewrite(text, FROM_TABLE, TAGS).text.splitlines()
+    assert lines[2] == "    libgl1 libglx-mesa0 libgl1-mesa-glx-dev \\"
+    same = rewrite(text.replace("3.13-slim-bookworm", "3.11"), FROM_TABLE, TAGS)
+    assert "libgl1-mesa-glx libgl1-mesa-glx-dev" in same.text  # bookworm still has it
+
+
 def test_rewrite_gives_back_the_mapped_images_workdir():
     """The t-bench base sets WORKDIR /app: a relative COPY must land there, not in /."""
     text = "FROM ghcr.io/laude-institute/t-bench/python-3-13:20250620\nCOPY x ./\n"

@@ -107,6 +107,25 @@ def test_uv_projects_are_replayed_and_prose_is_not_a_package():
     assert read_needs({"a.sh": "pip install 11 ./local $PKG .\n"}).empty()
 
 
+def test_downloads_from_other_hosts_are_named():
+    text = (
+        "wget https://www.povray.org/ftp/POVSRC.TAR.Z\n"
+        "git clone --depth 1 https://github.com/x/y.git /app/y\n"
+        "curl -sf http://localhost:8080/ > out\ncurl -LsSf https://astral.sh/uv/0.9.5/install.sh\n"
+        "git clone git@CONTAINER_IP:/git/server\n"
+    )
+    py = 'tok = AutoTokenizer.from_pretrained("Qwen/Qwen2.5")\nurlopen("https://example.org/x")\n'
+    assert read_needs({"s.py": py}).to_json()["notes"] == [
+        "s.py: fetches from example.org (no registry here serves it)",
+        "s.py: fetches from huggingface.co (from_pretrained; no registry here serves it)",
+    ]
+    notes = read_needs({"solution/solve.sh": text}).to_json()["notes"]
+    assert notes == [
+        "solution/solve.sh: fetches from github.com (no registry here serves it)",
+        "solution/solve.sh: fetches from www.povray.org (no registry here serves it)",
+    ]
+
+
 def test_segment_stops_at_shell_operators_and_closing_quotes():
     assert segment(" -y a b && c") == ["-y", "a", "b"]
     assert segment(' a b")') == ["a", "b"]

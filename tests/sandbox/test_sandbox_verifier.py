@@ -127,3 +127,29 @@ def test_read_result_takes_regular_files_only(tmp_path: Path):
     (logs / "verifier").symlink_to(tmp_path / "elsewhere")
     assert "symbolic link" in read_result(str(logs), "verifier/reward.txt")
     assert time.monotonic() - t < 5  # the FIFO never blocked
+
+
+# links the sweep must remove (a missing dir on the way, a chain, a loop-free relative hop, a
+# magic link) and ones it must keep (inside the agent's dirs, dangling elsewhere)
+LINKS = (
+    "mkdir -p /app/d/e && cd /app && ln -s /tests/sub/expected.txt gone1 && ln -s d/../../logs"
+    " gone2 && ln -s /app/d/hop gone3 && ln -s ../../tests d/hop && ln -s /dev/fd/3 gone4 &&"
+    " ln -s /app/d/e keep1 && ln -s /nowhere/x keep2 && ln -s e d/keep3"
+)
+
+
+@pytest.mark.parametrize("sweep", ["python", "shell"])
+def test_the_link_sweep_removes_links_into_the_verifiers_dirs(backend, sweep):
+    """Both sweeps (the image's python3; ``find``/``readlink`` where it has none) in a bwrap
+    sandbox whose /tests and /logs are empty, as in the verifier's namespace at sweep time."""
+    from agentpost.tasks import verifier
+
+    with backend.create(SandboxSpec()) as box:
+        assert box.exec(LINKS).exit_code == 0
+        argv = ["python3", "-I", "-S", "-c", verifier.SWEEP_PY, "1000", "/app"]
+        if sweep == "shell":
+            argv = ["/bin/sh", "-c", verifier.SWEEP_SH, "sweep", "/app"]
+        r = box.exec(argv)
+        assert verifier.SWEEP_DONE in r.stdout, r.stdout + r.stderr
+        left = box.exec("cd /app && find . -type l | sort").stdout.split()
+    assert left == ["./d/keep3", "./keep1", "./keep2"]

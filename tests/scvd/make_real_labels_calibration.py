@@ -10,6 +10,11 @@ public files that are not in shared/ yet, laid out as listed in real-labels.md).
 measurements are kept: ``shared_only`` (the labels whose files are in the first root: what CI
 can re-measure) and ``full`` (every root). Each holds one calibration report per split or batch
 (``SCOPES``). ``--tables`` prints the data README's tables from the stored file.
+
+``scored_once`` keeps, per held-out batch, the report of its one scoring (rules of that day),
+carried forward unchanged by every later run: the live ``full`` numbers of a batch move when
+rules change after it was moved into tune, its held-out figure does not. ``--score-once BATCH``
+stores the batch's ``full`` report there, and refuses when one is stored already.
 """
 
 from __future__ import annotations
@@ -22,7 +27,8 @@ from agentpost.scvd import calibrate_io, real_labels
 from agentpost.scvd.seats import SEATS_VERSION
 
 OUT = real_labels.LABELS.parent / "real-labels-calibration.json"
-SCOPES = ("tune", "v1-heldout", "heldout", "all")  # v1-heldout: the first held-out batch, now tune
+# v1-, v2-, v3-heldout: earlier held-out batches, each scored once and now tune
+SCOPES = ("tune", "v1-heldout", "v2-heldout", "v3-heldout", "heldout", "all")
 PANEL = "default panel (rule seats voting)"
 
 
@@ -73,11 +79,19 @@ def table(doc: dict) -> str:
 
 
 def main(args: list[str]) -> None:
+    once = None
+    if "--score-once" in args:
+        i = args.index("--score-once")
+        once, args = args[i + 1], args[:i] + args[i + 2 :]
     if "--tables" in args:
         doc = json.loads(OUT.read_text())
         for which in ("full", "shared_only"):
             for scope, d in doc[which].items():
                 print(f"\n### {which} / {scope} (n={d['n']})\n\n{table(d)}")
+        for batch, d in doc.get("scored_once", {}).items():
+            print(
+                f"\n### scored once / {batch} ({d.get('seats_version')}, n={d['n']})\n\n{table(d)}"
+            )
         return
     roots = [Path(a) for a in args]
     old = json.loads(OUT.read_text()) if OUT.exists() else {}
@@ -90,7 +104,13 @@ def main(args: list[str]) -> None:
         "rules": {**old.get("rules", {}), "seats": SEATS_VERSION},
         "full": measure(roots),
         "shared_only": measure(roots[:1]),
+        "scored_once": old.get("scored_once", {}),
     }
+    if once is not None:
+        if once in doc["scored_once"]:
+            raise SystemExit(f"{once} was scored once already; its report stays as stored")
+        # the report's own "seats" key (seat -> kind) would shadow the version, so it has its own
+        doc["scored_once"][once] = {**doc["full"][once], "seats_version": SEATS_VERSION}
     OUT.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
     for which in ("full", "shared_only"):
         for scope, d in doc[which].items():

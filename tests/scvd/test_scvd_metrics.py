@@ -180,11 +180,13 @@ def test_contradictory_records_are_refused() -> None:
 
 def test_bootstrap_resamples_within_runs() -> None:
     # run 1 all detected errors, run 2 all missed: resampling inside each run keeps each run's EDR
-    # fixed (1 and 0), so the per-model mean is exactly 0.5 in every replicate; pooled resampling
-    # across runs would spread it. A varied run gives a real interval.
+    # fixed (1 and 0), so the per-model mean is exactly 0.5 in every replicate: the interval would
+    # have zero width, and none is shown (intervals.py). Pooled resampling across runs would spread
+    # it and give one. A varied run gives a real interval.
     recs = [R("a", "1", z="error", y_c=0)] * 4 + [R("a", "2", z="no-error", y_c=0)] * 4
     out = compute(recs, n_boot=300, seed=3)
-    assert out["cis"]["per_model"]["a"]["EDR"] == [0.5, 0.5]
+    assert out["per_model"]["a"]["EDR"] == 0.5
+    assert out["cis"]["per_model"]["a"]["EDR"] is None
     mixed = [R("b", "1", z=z, y_c=0) for z in ["error", "no-error"] * 6]
     lo, hi = compute(mixed, n_boot=300, seed=3)["cis"]["macro"]["EDR"]
     assert 0.1 < lo < 0.5 < hi < 0.9

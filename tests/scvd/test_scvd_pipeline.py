@@ -14,42 +14,18 @@ import time
 from pathlib import Path
 
 import pytest
+from loopback_panel import CASES, LABELS, N_CALLS, answer, config, opts
 
 from agentpost.agent.loopback import LoopbackServer
 from agentpost.judges.config import DEFAULT_CONFIG, build_panel
 from agentpost.scvd import heuristic
 from agentpost.scvd.calibrate_io import calibrate_files
-from agentpost.scvd.examples import EDGE_CASES, edge_case
 from agentpost.scvd.pipeline import DiagnoseOptions, diagnose
 from agentpost.store import Store
 from agentpost.tasks.loader import bundled_suite_path, load_suite
 from agentpost.trajectory.io import read_jsonl, write_jsonl
 
-CASES = [edge_case(n) for n in EDGE_CASES]
-LABELS = {t.id: lab for t, lab in CASES}
-N_CALLS = 3 * len(CASES)
 AGENTPOST = str(Path(sys.executable).parent / "agentpost")  # the console script of this venv
-
-
-def answer(body) -> str:
-    case = re.search(r"^case_id: (.*)$", body["messages"][1]["content"], re.M).group(1)
-    return json.dumps(LABELS[case])
-
-
-def config(url: str) -> dict:
-    j = {
-        "kind": "openai",
-        "model": "loopback",
-        "base_url": url,
-        "backoff_s": 0.01,
-        "max_retries": 2,
-    }
-    return {"judges": [{"id": f"j{i}", **j, "extra_body": {"seed": i}} for i in range(3)],
-            "arbiter": "j0", "concurrency": 1}  # fmt: skip
-
-
-def opts() -> DiagnoseOptions:
-    return DiagnoseOptions(n_boot=50, progress=False)
 
 
 def test_rerun_repeats_no_judge_call_and_gives_the_same_result(tmp_path) -> None:

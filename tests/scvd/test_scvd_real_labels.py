@@ -1,8 +1,8 @@
 """Hand labels of real trajectories (src/agentpost/scvd/data/real-labels.*, issue 29), read from
 ../shared/data, and the rule seats' accuracy on them. The labels were written by the rules in
-real-labels.md; v1's held-out third was scored once and then moved into tune (batch v1-heldout),
-and held-out v2 is frozen before it is scored. Labels whose files are not in ../shared are
-skipped by name, with the reason."""
+real-labels.md; v1's held-out third and held-out v2 and v3 were each scored once and then moved
+into tune (batches v1-heldout, v2-heldout, v3-heldout); a held-out batch is frozen before it is
+scored. Labels whose files are not in ../shared are skipped by name, with the reason."""
 
 from __future__ import annotations
 
@@ -20,6 +20,9 @@ from agentpost.scvd import calibrate_io, real_labels
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = TRAJECTORIES
+# further data roots (os.pathsep-separated) holding the listed public files not in ../shared yet,
+# so the full measurement can be re-checked where they are at hand; CI sets none
+EXTRA = [Path(p) for p in os.environ.get("AGENTPOST_REAL_LABEL_ROOTS", "").split(os.pathsep) if p]
 AGENTPOST = str(Path(sys.executable).parent / "agentpost")
 ENV = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
 # Panel misses measured on the labels (data/README.md): a fixed case or a new miss changes this
@@ -32,8 +35,36 @@ KNOWN_MISSES = {
         "sympy__sympy-13031.traj.json#0",  # checks of sibling classes read as errors
         "multi_swe_bench/examples/output.jsonl#0",  # exit codes and words of an unbuilt tree
         "multi_swe_bench/examples/output.jsonl#2",  # the same, two seats of three
+        # held-out v2, scored once, then declared seen and moved into tune (data/README.md)
+        "django__django-13809.traj.json#0",
+        "django__django-16100.traj.json#0",
+        "django__django-16661.traj.json#0",
+        "mwaskom__seaborn-3187.traj.json#0",
+        "pydata__xarray-3993.traj.json#0",
+        "pytest-dev__pytest-5840.traj.json#0",
+        "pytest-dev__pytest-7236.traj.json#0",
+        "scikit-learn__scikit-learn-14053.traj.json#0",
+        "scikit-learn__scikit-learn-14087.traj.json#0",
+        "sphinx-doc__sphinx-10323.traj.json#0",
+        "sphinx-doc__sphinx-8475.traj.json#0",
+        "sympy__sympy-19346.traj.json#0",
+        # held-out v3, frozen at 5f7c24e and scored once (seats/2), then declared seen and moved
+        # into tune: the 13 trajectories the panel missed then (data/README.md classifies them)
+        "astropy__astropy-13236.traj.json#0",
+        "django__django-10097.traj.json#0",
+        "django__django-10554.traj.json#0",
+        "django__django-12262.traj.json#0",
+        "django__django-13089.traj.json#0",
+        "django__django-13794.traj.json#0",
+        "django__django-14311.traj.json#0",
+        "django__django-15278.traj.json#0",
+        "matplotlib__matplotlib-24970.traj.json#0",
+        "pytest-dev__pytest-6202.traj.json#0",
+        "sphinx-doc__sphinx-7440.traj.json#0",
+        "sphinx-doc__sphinx-7985.traj.json#0",
+        "sympy__sympy-18763.traj.json#0",
     },
-    "heldout": set(),
+    "heldout": set(),  # no held-out batch is scored at the moment
 }
 ROWS = [json.loads(x) for x in real_labels.LABELS.read_text().splitlines()]
 NOT_SHARED = "not in ../shared yet: the public source is listed in scvd/data/real-labels.md"
@@ -56,14 +87,15 @@ def _missed(doc_panel_cases: dict, labels: dict) -> set[str]:
 def real():
     if not SHARED.is_dir():
         pytest.skip("../shared/data is not beside the checkout")
-    return real_labels.load(real_labels.LABELS, [SHARED])
+    return real_labels.load(real_labels.LABELS, [SHARED, *EXTRA])
 
 
 def test_every_label_file_present_matches_its_hash_and_anchor(real) -> None:
     assert len(ROWS) == len(real.labels) + len(real.missing)
     assert sum(r["batch"] == "v1-heldout" and r["split"] == "tune" for r in ROWS) == 23
-    assert {r["batch"] for r in ROWS if r["split"] == "heldout"} == {"v2-heldout"}
-    assert sum(r["split"] == "heldout" for r in ROWS) == 28
+    assert sum(r["batch"] == "v2-heldout" and r["split"] == "tune" for r in ROWS) == 28
+    assert sum(r["batch"] == "v3-heldout" and r["split"] == "tune" for r in ROWS) == 30
+    assert {r["batch"] for r in ROWS if r["split"] == "heldout"} <= {"v4-heldout"}
     assert not [r["path"] for r in ROWS if r["in_shared"] and r["path"] in real.missing]
     assert all(
         r["evidence"].split(":")[0] in ("state-diff", "edit-tool", "command", "none") for r in ROWS
@@ -87,6 +119,8 @@ def test_each_labelled_file_is_scored_or_skipped_with_the_reason(real, row) -> N
 def test_the_panel_misses_exactly_the_known_cases(real, split) -> None:
     part = real.only(split)
     if not part.labels:
+        if not any(r["split"] == split for r in ROWS):
+            pytest.skip(f"no {split} label exists now (every batch scored so far is tune)")
         pytest.skip(f"no {split} label has its file in ../shared ({NOT_SHARED})")
     judges = calibrate_io.heuristic_annotations(part.trajs)
     missed = _missed(calibrate_io.default_panel(judges), part.labels)
@@ -96,7 +130,8 @@ def test_the_panel_misses_exactly_the_known_cases(real, split) -> None:
 
 
 def test_cli_calibrate_real_reports_each_seat_its_kind_and_the_panel_agreement(real) -> None:
-    out = subprocess.run([AGENTPOST, "scvd", "calibrate", "real", "--heuristic", "--data-root", str(SHARED),
+    roots = [a for r in [SHARED, *EXTRA] for a in ("--data-root", str(r))]
+    out = subprocess.run([AGENTPOST, "scvd", "calibrate", "real", "--heuristic", *roots,
                           "--split", "tune", "--json"], capture_output=True, text=True, env=ENV, cwd=ROOT)  # fmt: skip
     assert out.returncode == 0, out.stderr[-2000:]
     doc = json.loads(out.stdout)
@@ -168,7 +203,7 @@ def test_the_stored_numbers_are_the_live_ones(real) -> None:
         )
     for scope, want in stored[which].items():
         live = calibrate_io.calibrate_files(
-            real_labels.LABELS, [], True, [SHARED], scope, legacy=True
+            real_labels.LABELS, [], True, [SHARED, *EXTRA], scope, legacy=True
         )
         assert live["labels"]["n"] == want["n"], scope
         for group in ("judges", "panels"):

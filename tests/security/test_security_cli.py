@@ -120,15 +120,17 @@ def test_annotate_warns_when_trajectories_have_no_final_files(tmp_path: Path) ->
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
 def test_security_demo_outputs_feed_metrics_and_carry_a_format(tmp_path: Path) -> None:
     out = tmp_path / "sd"
-    res = cli("security", "demo", "-o", str(out), "--task", "calculator", "--agent", "mixed")
+    res = cli("security", "demo", "-o", str(out), "--task", "calculator", "--policy", "mixed")
     assert res.returncode == 0, res.stderr
     summary = json.loads((out / "summary.json").read_text())
     assert summary["format"] == "agentpost.security.demo-summary/1"
     assert summary["producer"]["args"]["agents"] == ["mixed"]
     # the same writer as `agentpost demo`'s security stage: per-agent tables, suite hash, attribution
-    assert list(summary["per_agent_cwe"]) == ["mixed"] and summary["producer"]["args"]["suite_hash"]
+    # a scripted policy goes by scripted/<name> in grades and reports (security.scripted.PREFIX)
+    assert list(summary["per_agent_cwe"]) == ["scripted/mixed"]
+    assert summary["producer"]["args"]["suite_hash"]
     attribution = json.loads((out / "attribution.json").read_text())
     assert attribution["producer"]["name"] == "agentpost.security.attribution.attribute"
     res = cli("security", "metrics", str(out / "grades.jsonl"))
     assert res.returncode == 0, res.stderr
-    assert res.stdout.startswith("mixed: n=1 aborted=0 FuncPass=1 ")
+    assert res.stdout.startswith("scripted/mixed: n=1 aborted=0 FuncPass=1 ")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 from shared_data import TASKS, needed
@@ -18,6 +19,7 @@ from agentpost.tasks.loader import load_suite, load_task
 pytestmark = needed
 HARBOR = TASKS / "harbor-examples"
 TB1 = TASKS / "tb1-adapters"
+SHAPES = Path(__file__).resolve().parent / "fixtures" / "harbor-shapes"
 
 
 def test_harbor_environment_users_and_steps_load():
@@ -31,6 +33,29 @@ def test_harbor_environment_users_and_steps_load():
     assert [s.name for s in multi.steps] == ["create-file", "append-content"]
     assert multi.steps[0].agent_timeout_s == 30.0 and multi.tests_dir is None
     assert "Append" in multi.instruction and multi.dockerfile.name == "Dockerfile"
+
+
+def test_tasks_as_their_authors_wrote_them_get_harbors_writable_root(tmp_path):
+    from agentpost.tasks.loader import bundled_suite_path
+
+    assert load_task(HARBOR / "hello-world").writable_root  # no [agentpost] table
+    own = load_task(bundled_suite_path("terminal") / "c-primes")
+    assert not own.writable_root  # agentpost's own tasks keep the read-only root
+    shutil.copytree(HARBOR / "hello-world", tmp_path / "t")
+    toml = tmp_path / "t" / "task.toml"
+    toml.write_text(toml.read_text() + "\n[agentpost]\nwritable_root = true\n")
+    assert load_task(tmp_path / "t").writable_root
+    toml.write_text(toml.read_text().replace("writable_root = true", 'writable_root = "yes"'))
+    with pytest.raises(InputError, match="writable_root"):
+        load_task(tmp_path / "t")
+    memory = load_task(SHAPES / "py313-verifier")  # memory = "2G", storage = "10G"
+    assert (memory.memory_mb, memory.storage_mb, memory.workdir_given) == (2048, 10240, False)
+    for bad, why in (('memory = "2X"', "size like"), ('memory = "1G"', "disagrees")):
+        shutil.copytree(HARBOR / "hello-world", tmp_path / bad[10:12], dirs_exist_ok=True)
+        toml = tmp_path / bad[10:12] / "task.toml"  # hello-world sets memory_mb = 2048
+        toml.write_text(toml.read_text().replace("memory_mb = 2048", f"memory_mb = 2048\n{bad}"))
+        with pytest.raises(InputError, match=why):
+            load_task(tmp_path / bad[10:12])
 
 
 def test_tb1_tasks_keep_their_dockerfile_runner_and_parser():

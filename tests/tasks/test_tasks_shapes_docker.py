@@ -1,7 +1,7 @@
 """Harbor's container semantics on docker, on small tasks of each shape the real sets have
 (tests/tasks/fixtures/harbor-shapes, written for agentpost): a Terminal-Bench 2 verifier on
 Python 3.13 (``uvx -p 3.13`` with no network), a compose service reached by its name, an
-ENTRYPOINT that ignores its command, installs at solve time (apt, pip) served offline, a
+ENTRYPOINT that ignores its command, installs at solve time (apt, pip, npm) served offline, a
 service the solution leaves running; and ``tasks check`` naming what cannot be served."""
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def test_every_shape_grades_oracle_1_and_nop_0_on_docker(docker):
         r["id"]: (r["oracle_reward"], r["nop_reward"], r.get("errors")) for r in result["tasks"]
     }
     assert {t.id for t in tasks} == {
-        "py313-verifier", "compose-service", "entrypoint-server", "solve-installs"
+        "py313-verifier", "compose-service", "entrypoint-server", "solve-installs", "npm-install"
     }  # fmt: skip
     assert all(v[:2] == (1.0, 0.0) for v in rows.values()), rows
     assert all(r["unservable"] == [] for r in result["tasks"]), result["tasks"]
@@ -89,7 +89,7 @@ def test_tasks_check_names_what_cannot_be_served(docker, tmp_path):
     shutil.copytree(SHAPES / "solve-installs", task)
     (task / "solution" / "solve.sh").write_text(
         "#!/bin/bash\napt-get update\n"
-        "apt-get install -y jq=0.0.1-agentpost no-such-package-agentpost\n"
+        "apt-get install -y no-such-package-agentpost\n"
         "pip install agentpost-no-such-wheel==1.0\n"
     )
     _register()
@@ -97,7 +97,41 @@ def test_tasks_check_names_what_cannot_be_served(docker, tmp_path):
         app, ["tasks", "check", "--suite", str(tmp_path), "--backend", "docker"]
     )
     assert out.exit_code == 1, out.stdout
-    assert "cannot serve apt jq=0.0.1-agentpost" in out.stdout
-    assert "this release has jq" in out.stdout
     assert "cannot serve apt no-such-package-agentpost" in out.stdout
+    assert "this release has no package no-such-package-agentpost" in out.stdout
     assert "cannot serve pip agentpost-no-such-wheel==1.0" in out.stdout
+
+
+@pytest.mark.timeout(900)
+def test_a_pin_the_release_lacks_is_served_by_its_own_version_and_said(docker, tmp_path):
+    """Ubuntu's ``jq=1.7.1-3build1`` (noble's build): Debian's jq, installed under the pin."""
+    task = tmp_path / "ubuntu-pin"
+    shutil.copytree(SHAPES / "solve-installs", task)
+    solve = (task / "solution" / "solve.sh").read_text()
+    solve = solve.replace("--no-install-recommends jq", "--no-install-recommends jq=1.7.1-3build1")
+    (task / "solution" / "solve.sh").write_text(solve)
+    _register()
+    out = CliRunner().invoke(
+        app, ["tasks", "check", "--suite", str(tmp_path), "--backend", "docker"]
+    )
+    assert out.exit_code == 0, out.stdout
+    assert "note: apt jq=1.7.1-3build1 is not in this release: served this release has jq" in (
+        out.stdout
+    )
+
+
+@pytest.mark.timeout(1200)
+def test_a_scripted_agent_installs_offline_what_the_solution_installs(docker, tmp_path):
+    """``agentpost run`` with the careful policy (it runs the solution's commands as its own
+    turns): apt-get, pip and npm install from the image's offline caches, no network."""
+    _register()
+    args = ["run", "--suite", str(SHAPES), "--task", "solve-installs", "--task", "npm-install"]
+    args += ["--policy", "careful", "--backend", "docker", "-o", str(tmp_path / "run"), "--json"]
+    out = CliRunner().invoke(app, args)
+    assert out.exit_code == 0, out.stdout
+    doc = json.loads(out.stdout[out.stdout.index('{"format"') :])
+    assert doc["agents"]["scripted/careful"] == {
+        "finished": 2, "resolved": 2, "resolution_rate": 1.0
+    }  # fmt: skip
+    lines = (tmp_path / "run" / "trajectories.jsonl").read_text()
+    assert "apt-get install" in lines and "file:/opt/agentpost/apt" in lines

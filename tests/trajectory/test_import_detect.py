@@ -99,3 +99,16 @@ def test_odd_inputs_name_the_right_place(shared_data, tmp_path):
         with pytest.raises(InputError) as e:
             import_file(tmp_path / name)
         assert e.value.one_line().startswith(f"{tmp_path / name}: {place}: "), e.value.one_line()
+
+
+def test_import_file_takes_a_string_path_and_refuses_other_types():
+    """``import_file("x.jsonl")`` crashed in detection (``path.name`` on a str): a string is a
+    path like a ``Path``; anything else is a TypeError that says what was given."""
+    from agentpost.trajectory.importing import import_file
+
+    synthetic = Path(__file__).resolve().parents[1] / "data" / "synthetic" / "claude-code"
+    path = next(synthetic.rglob("*.jsonl"))
+    by_str, by_path = import_file(str(path)), import_file(path)
+    assert [t.model_dump() for t in by_str] == [t.model_dump() for t in by_path] and by_str
+    with pytest.raises(TypeError, match="not bytes"):
+        import_file(bytes(path))

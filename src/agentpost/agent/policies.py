@@ -36,6 +36,7 @@ from agentpost.agent.scripted import ScriptedModel
 from agentpost.components import resolve
 from agentpost.errors import InputError
 from agentpost.hero.behaviours import command_is_read_only
+from agentpost.tasks.fields import read_task_text
 from agentpost.tasks.model import Task
 
 WASTE_TURNS = 16  # read-only turns after exploring: past HERO's over-exploration run of 15
@@ -51,8 +52,8 @@ def write_and_run(script: Path, label: str) -> str:
     with heredocs, then runs the script from the work directory."""
     parts = [f"mkdir -p /tmp/agent/{label}"]
     for f in sorted(script.parent.iterdir()):
-        if f.is_file():
-            body = f.read_text()
+        if f.is_file() or f.is_symlink():  # a task's file: read below its dir, never via a link
+            body = read_task_text(f, script.parent)
             if not body.endswith("\n"):
                 body += "\n"
             parts.append(
@@ -73,8 +74,11 @@ def _need(task: Task, what: str) -> Any:
     return value
 
 
+LOOK = ["ls -la"]  # a task with no [agentpost].explore (as its authors wrote it): a first look
+
+
 def _explore(task: Task) -> Plan:
-    for i, cmd in enumerate(_need(task, "explore")):
+    for i, cmd in enumerate(task.explore or LOOK):
         yield ("Let me look at the work directory first." if i == 0 else "Let me read more."), cmd
 
 
@@ -108,7 +112,7 @@ def hasty(task: Task) -> Plan:
 
 def wasteful(task: Task) -> Plan:
     yield from _explore(task)
-    rereads = [c for c in _need(task, "explore") if command_is_read_only(c)] or ["ls -la"]
+    rereads = [c for c in task.explore or LOOK if command_is_read_only(c)] or LOOK
     for i in range(WASTE_TURNS):
         yield "Let me double-check the files once more.", rereads[i % len(rereads)]
     yield "Writing the solution.", write_and_run(_need(task, "solution"), "solution")

@@ -29,7 +29,9 @@ Limits are container-wide: ``--pids-limit``, ``--memory`` (swap included; the sm
 here as a kernel quota: ``disk_bytes`` (overlay2 and volumes have none without xfs project
 quotas); instead, while a command runs, the size of the container layer and the volumes is
 polled every ``DISK_POLL_S`` and the command is killed past the quota ("disk quota"; it can
-overshoot by what is written in one interval). And
+overshoot by what is written in one interval); with ``keep_processes`` also between commands
+while the container holds a kept process, and then every process but init ends
+(``docker_guard.py``). And
 ``ExecResult.killed`` says only "timeout" and "output cap" (an OOM kill of a command reads as
 exit 137; one that takes the executor with it reads as "memory limit").
 The hermetic contract of ``sandbox.base``: the view is the image (no host dir is mounted beyond
@@ -48,6 +50,7 @@ Layer: io.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -59,6 +62,7 @@ from agentpost.sandbox import docker_services
 from agentpost.sandbox.base import ExecResult, SandboxSpec, Snapshot
 from agentpost.sandbox.bwrap_server import wanted
 from agentpost.sandbox.capture import argv_of, kill_group, run_capped, runaway_bytes
+from agentpost.sandbox.docker_guard import DiskGuard
 from agentpost.sandbox.docker_reaper import LABEL, ensure_watchdog, owner_of, prune_stale
 from agentpost.sandbox.docker_server import NO_PYTHON, DockerServer
 from agentpost.sandbox.docker_volumes import DISK_POLL_S, DiskWatch, VolumeLayout
@@ -93,6 +97,8 @@ class DockerSandbox:
         self._lock = threading.Lock()  # execs on one sandbox are serialised
         self.executor: DockerServer | None = None
         self._services: list[str] = []
+        self._guard: DiskGuard | None = None
+        self.pause_error = ""  # why the last paused() could not freeze it ("" if it did)
         args = ["--name", self.name, "--label", f"{LABEL}={backend.owner}"]
         if not spec.writable_root:
             args += ["--read-only", "--tmpfs", self._run_tmpfs()]
@@ -118,6 +124,8 @@ class DockerSandbox:
                 )
                 self._setup_exec(docker_services.hosts_script(spec.services))
                 docker_services.wait_healthy(backend, self.name, spec.services)
+            if spec.keep_processes and self.executor is not None and self._disk.active:
+                self._guard = DiskGuard(self)  # the quota between commands (docker_guard.py)
         except BaseException:
             self.close()
             raise
@@ -306,6 +314,28 @@ class DockerSandbox:
                     self.executor.server.sweep()
         self.layout.reset_private()
 
+    @contextlib.contextmanager
+    def paused(self):
+        """Freeze what this sandbox left running (``docker pause``, the cgroup freezer) for the
+        block: with ``keep_processes`` its kept processes get no CPU, write nothing and answer
+        nothing while a control is graded beside it (``tasks.evaluate``), so they cannot slow
+        or starve it into a timeout. Without kept processes nothing runs: nothing to do."""
+        if not self.spec.keep_processes or self.closed:
+            yield
+            return
+        with self._lock:  # not while a command runs (nor the disk guard's sweep)
+            try:
+                self.backend.cli("pause", self.name, timeout_s=60)
+            except InfraError as e:  # (then the control runs beside it as before)
+                self.pause_error, paused = str(e), False
+            else:
+                self.pause_error, paused = "", True
+            try:
+                yield
+            finally:
+                if paused and not self.closed:
+                    self.backend.cli("unpause", self.name, timeout_s=60, check=False)
+
     def put(self, path: str, data: bytes, mode: int = 0o644) -> None:
         self.fs.write(path, data, mode)
 
@@ -321,6 +351,8 @@ class DockerSandbox:
     def close(self) -> None:
         if not self.closed:
             self.closed = True
+            if self._guard is not None:
+                self._guard.stop()
             self.cancel()  # an exec in another thread returns as cancelled, not as a fault
             docker_services.stop(self.backend, self._services)
             self.backend.cli("rm", "-f", "-v", self.name, timeout_s=60, check=False)

@@ -18,6 +18,7 @@ original image set and the base lacks (its ``WORKDIR``, ``ENV``, ``USER``):
 | ``ubuntu:20.04``/``focal`` | ``python@bullseye`` | bullseye (Python 3.9 for 3.8) |
 | ``buildpack-deps:*`` | ``build`` of the matching release | ``python`` + gcc/make, git, openssl, wget, tmux |
 | ``ghcr.io/laude-institute/t-bench/*`` | ``build@trixie; WORKDIR /app`` | Terminal-Bench's bases (Python 3.13, tmux, build tools, ``WORKDIR /app``) |
+| ``node:*`` | ``build@trixie`` + Debian's ``nodejs``, ``npm`` | Node 20 (Debian 13's) for any version asked |
 | ``alpine:*``, ``nvidia/cuda:*`` | unsupported | musl/apk: no Alpine mirror; CUDA: no NVIDIA registry or GPU |
 
 Departures, said plainly: an ``ubuntu:24.04`` task gets Debian trixie's userland, not Ubuntu's
@@ -25,7 +26,8 @@ Departures, said plainly: an ``ubuntu:24.04`` task gets Debian trixie's userland
 ``python:3.13-slim-bookworm`` gets trixie, since bookworm has no Python 3.13 (Python lives in
 ``/usr/bin``, not ``/usr/local/bin``); ``add-apt-repository ppa:...`` is replaced by ``true``
 (Launchpad is not reachable), so the packages the PPA would give come from Debian when it has
-them and the build fails where it has not. ``COPY --from=ghcr.io/astral-sh/uv:VERSION`` copies
+them and the build fails where it has not; a package the release dropped whose old transitional
+package only pulled in others (``DROPPED``: trixie's ``libgl1-mesa-glx``) is installed as those. ``COPY --from=ghcr.io/astral-sh/uv:VERSION`` copies
 ``uv``/``uvx`` of that version, installed from PyPI in a stage of its own. A ``FROM`` that matches
 nothing is refused with the reference named. The table is overridable
 (``images.load_from_table``).
@@ -45,6 +47,10 @@ from dataclasses import dataclass, field
 
 UNSUPPORTED = "unsupported"
 _TBENCH = "build@trixie; WORKDIR /app"
+_NODE = (  # Node's images: Debian 13's nodejs (20) and npm, whatever version was asked
+    "build@trixie; RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y "
+    "--no-install-recommends nodejs npm && rm -rf /var/lib/apt/lists/*"
+)
 
 FROM_TABLE: dict[str, str] = {
     "python:3.8*": "python@bullseye",
@@ -76,6 +82,8 @@ FROM_TABLE: dict[str, str] = {
     "buildpack-deps:jammy*": "build",
     "buildpack-deps:*": "build@trixie",
     "ghcr.io/laude-institute/t-bench/*": _TBENCH,
+    "node:*": _NODE,
+    "node": _NODE,
     "alpine:*": UNSUPPORTED + ": musl/apk, no Alpine mirror is reachable",
     "alpine": UNSUPPORTED + ": musl/apk, no Alpine mirror is reachable",
     "nvidia/cuda*": UNSUPPORTED + ": CUDA images need NVIDIA's registry (and a GPU)",
@@ -86,6 +94,11 @@ _COPY_FROM = re.compile(r"^(\s*COPY\s+(?:--\S+\s+)*)--from=(\S+)(.*)$", re.I)
 _UV_IMAGE = re.compile(r"^ghcr\.io/astral-sh/uv(?::(\d[\w.]*|latest))?$")
 _PPA = re.compile(r"add-apt-repository\s+(?:-y\s+)?(ppa:\S+|'ppa:[^']+'|\"ppa:[^\"]+\")(?:\s+-y)?")
 _BASE_NAME = re.compile(r"^(minimal|python|build)(@[a-z]+)?$")
+# Debian packages a newer release dropped that Dockerfiles written for an older one still name:
+# release -> {old name: what the old (transitional) package pulled in}
+DROPPED: dict[str, dict[str, str]] = {
+    "trixie": {"libgl1-mesa-glx": "libgl1 libglx-mesa0"},
+}
 
 
 class DockerfileError(ValueError):
@@ -152,6 +165,7 @@ def rewrite(text: str, table: dict[str, str], base_tags) -> Rewrite:
     lines: list[str] = []
     helpers: dict[str, str] = {}  # stage name -> its lines, put before the first FROM
     first_base = None
+    dropped: dict[str, str] = {}
     for line in text.splitlines():
         m = _FROM.match(line)
         extra: list[str] = []
@@ -160,6 +174,8 @@ def rewrite(text: str, table: dict[str, str], base_tags) -> Rewrite:
             alias = re.search(r"\bAS\s+(\S+)", rest, re.I)
             if image.lower() not in stages:
                 name, extra = split_target(map_from(image, table))
+                release = name.partition("@")[2] if is_base(name) else ""
+                dropped = DROPPED.get(release or "bookworm", {})
                 out.bases.append(name)
                 new = (tag_of(name) if is_base(name) else None) or name
                 first_base = first_base or (name if is_base(name) else None)
@@ -173,6 +189,11 @@ def rewrite(text: str, table: dict[str, str], base_tags) -> Rewrite:
         c = _COPY_FROM.match(line)
         if c and c.group(2).lower() not in stages and not c.group(2).isdigit():
             line = _copy_from_image(c, helpers, out)
+        for old, new in dropped.items():
+            pattern = rf"(?<![\w.+-]){re.escape(old)}(?![\w.+-])"
+            if re.search(pattern, line):
+                line = re.sub(pattern, new, line)
+                out.notes.append(f"{old} is gone from this release: installs {new} instead")
         for ppa in _PPA.findall(line):
             out.notes.append(
                 f"{ppa} cannot be served (no Launchpad); its packages come from Debian"

@@ -7,9 +7,11 @@ target resolved against the sandbox mount table. A path that ends outside the ho
 (the writable directories, private ``/tmp`` and home) is refused with ``PermissionError``; reading
 the read-only root would need a trip through the sandbox, and nothing in agentpost needs it.
 
-This is race-free only because no sandbox process runs between execs (every backend kills the
-whole process tree when an exec returns; the persistent executor that stays, ``exec_server.py``,
-is agentpost's own and idle), so nothing can swap a directory for a symlink while we walk it. Writes also pass ``O_NOFOLLOW`` as a second guard.
+Sandbox processes may run while we walk (``SandboxSpec.keep_processes``: servers kept between
+execs, Harbor's semantics), so nothing is ever opened by host path: each component is opened
+relative to the fd of the dir before it (``openat``, ``O_NOFOLLOW``), and the file itself
+relative to its parent's fd (``MountTable``). A swap of a dir for a link, at any moment, is
+either resolved inside the sandbox or refused; it never reaches a host file.
 
 Layer: io.
 """
@@ -22,9 +24,19 @@ import posixpath
 import shutil
 import stat
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 
-from agentpost.ingress.hostdir import read_fd
-from agentpost.ingress.keys import Bounds
+from agentpost.ingress.hostdir import (
+    DIR_FLAGS,
+    descend,
+    open_regular,
+    open_root,
+    read_fd,
+    read_file,
+    walk,
+)
+from agentpost.ingress.keys import Bounds, LinkRefused, split_key
 from agentpost.ingress.tarball import extract, pack
 from agentpost.sandbox.base import SandboxSpec, Snapshot
 from agentpost.sandbox.limits import mount_quota, unmount
@@ -33,14 +45,22 @@ _MAX_HOPS = 40
 
 
 class MountTable:
-    """Sandbox mount points (absolute paths) → host directories, plus the owner of new files."""
+    """Sandbox mount points (absolute paths) → host directories, plus the owner of new files.
+
+    Every access walks the sandbox path from the mount's host dir by descent (``openat`` with
+    ``O_NOFOLLOW`` on each component, the fd of each dir held while the next is opened): a
+    symlink met on the way is read (``readlinkat``) and its target resolved in the sandbox's
+    namespace, never followed by the kernel; the file itself is opened relative to its parent's
+    fd. A dir swapped for a link after it was opened changes nothing (we hold the real one), one
+    swapped before is a link we resolve inside the sandbox."""
 
     def __init__(self, mounts: dict[str, str], owner: tuple[int, int] | None = None):
         self.mounts = {posixpath.normpath(k): v for k, v in mounts.items()}
         self.owner = owner  # (uid, gid) to chown new files to, None to leave them
 
     def host_path(self, spath: str) -> str | None:
-        """Host path of sandbox path ``spath`` (normalised), or None outside every mount."""
+        """Host path of sandbox path ``spath`` (normalised), or None outside every mount. For
+        messages only: what it names is never opened (a path is followed by the kernel)."""
         best = None
         for mount in self.mounts:
             if spath == mount or spath.startswith(mount.rstrip("/") + "/"):
@@ -56,65 +76,120 @@ class MountTable:
         prefix = spath.rstrip("/") + "/"
         return any(m.startswith(prefix) for m in self.mounts)
 
-    def resolve(self, path: str, *, make_parents: bool = False) -> str:
-        """The host path a sandbox path names, following symlinks inside the sandbox only.
+    @contextmanager
+    def at(self, path: str, *, make_parents: bool = False) -> Iterator[tuple[int, str]]:
+        """``(fd of the parent dir, final name)`` of sandbox path ``path``, a link as its last
+        component resolved in the sandbox (the final name may be missing: for writes).
+        ``PermissionError`` when the path leads outside the mounts, ``FileNotFoundError`` when a
+        parent is missing (made, mode 0o755, with ``make_parents``)."""
+        fd, name = self._resolve(path, make_parents, want_dir=False)
+        try:
+            yield fd, name
+        finally:
+            os.close(fd)
 
-        The final component may be missing (for writes). Raises PermissionError when the path
-        resolves outside the mounts, FileNotFoundError when a parent is missing.
-        """
+    @contextmanager
+    def dir_at(self, path: str, *, create: bool = False) -> Iterator[int]:
+        """An fd of sandbox directory ``path`` (made with its parents when ``create``)."""
+        fd, _ = self._resolve(path, create, want_dir=True)
+        try:
+            yield fd
+        finally:
+            os.close(fd)
+
+    def _resolve(self, path: str, make: bool, want_dir: bool) -> tuple[int, str]:
         if not path.startswith("/"):
             raise PermissionError(f"{path}: sandbox paths must be absolute")
-        parts = [p for p in path.split("/") if p]
-        stack: list[str] = []
+        parts = [p for p in path.split("/") if p not in ("", ".")]
+        stack: list[tuple[str, int | None]] = []  # resolved dirs: (name, fd; None above mounts)
         hops = 0
-        while parts:
-            name = parts.pop(0)
-            if name == ".":
-                continue
-            if name == "..":
-                if stack:
-                    stack.pop()
-                continue
-            stack.append(name)
-            spath = "/" + "/".join(stack)
-            host = self.host_path(spath)
-            if host is None:
-                if self.is_ancestor(spath) and parts:
+        try:
+            while True:
+                if not parts:  # the path names a directory
+                    fd = stack[-1][1] if stack else None
+                    if not want_dir:
+                        raise IsADirectoryError(errno.EISDIR, "a directory in sandbox", path)
+                    if fd is None:
+                        raise PermissionError(f"{path}: outside the sandbox's writable directories")
+                    return os.dup(fd), ""
+                name = parts.pop(0)
+                if name == "..":
+                    if stack:
+                        _close(stack.pop()[1])
                     continue
-                raise PermissionError(f"{path}: outside the sandbox's writable directories")
-            try:
-                st = os.lstat(host)
-            except FileNotFoundError:
-                if not parts:
-                    break
-                if not make_parents:
-                    raise FileNotFoundError(errno.ENOENT, "no such file in sandbox", path) from None
-                os.mkdir(host, 0o755)
-                self._chown(host)
-                continue
-            if stat.S_ISLNK(st.st_mode):
+                spath = "/" + "/".join([n for n, _ in stack] + [name])
+                parent = stack[-1][1] if stack else None
+                last = not parts
+                if spath in self.mounts:  # the mount hides what its parent holds
+                    if last and not want_dir:
+                        raise IsADirectoryError(errno.EISDIR, "a directory in sandbox", path)
+                    stack.append((name, open_root(self.mounts[spath])))
+                    continue
+                if parent is None:  # above every mount: the read-only root
+                    if self.is_ancestor(spath) and parts:
+                        stack.append((name, None))
+                        continue
+                    raise PermissionError(f"{path}: outside the sandbox's writable directories")
+                if last and not want_dir:
+                    target = _link_at(parent, name)
+                    if target is None:  # absent or not a link: the caller opens it, O_NOFOLLOW
+                        return os.dup(parent), name
+                else:
+                    got = self._open_dir(parent, name, make, path)
+                    if isinstance(got, int):
+                        stack.append((name, got))
+                        continue
+                    target = got
                 hops += 1
                 if hops > _MAX_HOPS:
                     raise OSError(errno.ELOOP, "too many symlinks in sandbox path", path)
-                target = os.readlink(host)
-                stack.pop()
                 if target.startswith("/"):
+                    for _, fd in stack:
+                        _close(fd)
                     stack = []
-                parts = [p for p in target.split("/") if p] + parts
-            elif parts and not stat.S_ISDIR(st.st_mode):
-                raise NotADirectoryError(errno.ENOTDIR, "not a directory in sandbox", path)
-        host = self.host_path("/" + "/".join(stack))
-        if host is None:
-            raise PermissionError(f"{path}: outside the sandbox's writable directories")
-        return host
+                parts = [p for p in target.split("/") if p not in ("", ".")] + parts
+        finally:
+            for _, fd in stack:
+                _close(fd)
 
-    def _chown(self, host: str) -> None:
+    def _open_dir(self, parent: int, name: str, make: bool, path: str) -> int | str:
+        """An fd of dir ``name`` in ``parent`` (made when missing and ``make``), or the target
+        of the link found there instead."""
+        for _ in range(_MAX_HOPS):  # a name swapped back and forth: looked at again, bounded
+            try:
+                return os.open(name, DIR_FLAGS, dir_fd=parent)
+            except FileNotFoundError:
+                if not make:
+                    raise FileNotFoundError(errno.ENOENT, "no such file in sandbox", path) from None
+                with suppress(FileExistsError):  # made meanwhile: opened next round
+                    os.mkdir(name, 0o755, dir_fd=parent)
+                    self._chown_at(parent, name)
+            except OSError as e:
+                if e.errno not in (errno.ELOOP, errno.ENOTDIR):
+                    raise
+                target = _link_at(parent, name)
+                if target is not None:
+                    return target
+                st = os.stat(name, dir_fd=parent, follow_symlinks=False)
+                if not stat.S_ISDIR(st.st_mode):
+                    raise NotADirectoryError(
+                        errno.ENOTDIR, "not a directory in sandbox", path
+                    ) from None
+        raise OSError(errno.ELOOP, "replaced again and again while being resolved", path)
+
+    def _chown_at(self, dir_fd: int, name: str) -> None:
         if self.owner is not None:
-            os.chown(host, *self.owner, follow_symlinks=False)
+            os.chown(name, *self.owner, dir_fd=dir_fd, follow_symlinks=False)
+
+    def stat(self, path: str) -> os.stat_result:
+        """The sandbox file's ``lstat`` (a link as the last component resolved in the sandbox)."""
+        with self.at(path) as (d, name):
+            return os.stat(name, dir_fd=d, follow_symlinks=False)
 
     def read(self, path: str, max_bytes: int | None = None) -> bytes:
         """A regular file's bytes; past ``max_bytes`` (apparent size) ``ingress.TooLarge``."""
-        fd = _open_regular(self.resolve(path), os.O_RDONLY, path)
+        with self.at(path) as (d, name):
+            fd = _open_regular(d, name, os.O_RDONLY, path)
         try:
             if max_bytes is not None:
                 return read_fd(fd, max_bytes, path)
@@ -124,8 +199,10 @@ class MountTable:
             os.close(fd)
 
     def write(self, path: str, data: bytes, mode: int = 0o644) -> None:
-        host = self.resolve(path, make_parents=True)
-        fd = _open_regular(host, os.O_WRONLY | os.O_CREAT, path, mode)
+        """Write a regular file: a hard link the sandbox made there is replaced, not written
+        through; a FIFO, socket or device is ``PermissionError``."""
+        with self.at(path, make_parents=True) as (d, name):
+            fd = _create_regular(d, name, mode, path)
         with os.fdopen(fd, "wb") as f:
             f.truncate(0)
             os.fchmod(f.fileno(), mode)
@@ -133,55 +210,92 @@ class MountTable:
                 os.fchown(f.fileno(), *self.owner)
             f.write(data)
 
-    def write_tree(self, host_dir: str, path: str) -> None:
-        """Copy ``host_dir``'s contents under sandbox dir ``path``. Host symlinks are kept as
-        links; sockets, FIFOs and device nodes are skipped (opening a FIFO would block, and
-        none of them has contents to copy)."""
-        for root, dirs, files in os.walk(host_dir):
-            rel = os.path.relpath(root, host_dir)
-            base = path if rel == "." else posixpath.join(path, rel)
-            self._mkdirs(base)
-            for name in files:
-                src = os.path.join(root, name)
-                dest = posixpath.join(base, name)
-                st = os.lstat(src)
-                if stat.S_ISLNK(st.st_mode):
-                    self._symlink(os.readlink(src), dest)
+    def write_tree(self, host_dir: str, path: str, bounds: Bounds = Bounds()) -> None:
+        """Copy ``host_dir``'s contents under sandbox dir ``path``, reading ``host_dir`` by
+        descent too (``ingress.hostdir.walk``). Host symlinks are kept as links; sockets, FIFOs
+        and device nodes are skipped (opening a FIFO would block, and none of them has contents
+        to copy); past ``bounds`` ``ingress.TooLarge``."""
+        rfd = open_root(host_dir)
+        try:
+            self._mkdirs(path)
+            for key, st in walk(rfd, bounds=bounds, skip=()):
+                dest = posixpath.join(path, key)
+                if stat.S_ISDIR(st.st_mode):
+                    self._mkdirs(dest)
+                elif stat.S_ISLNK(st.st_mode):
+                    parts = split_key(key)
+                    with descend(rfd, parts[:-1], where=key) as d:
+                        target = os.readlink(parts[-1], dir_fd=d)
+                    self._symlink(target, dest)
                 elif stat.S_ISREG(st.st_mode):
-                    with open(src, "rb") as f:
-                        self.write(dest, f.read(), stat.S_IMODE(st.st_mode))
-            for name in [d for d in dirs if os.path.islink(os.path.join(root, d))]:
-                self._symlink(os.readlink(os.path.join(root, name)), posixpath.join(base, name))
+                    data = read_file(rfd, key, limit=bounds.max_bytes, hardlinks=True)
+                    self.write(dest, data, stat.S_IMODE(st.st_mode))
+        finally:
+            os.close(rfd)
 
     def _mkdirs(self, path: str) -> None:
-        host = self.resolve(path, make_parents=True)
-        if not os.path.lexists(host):
-            os.mkdir(host, 0o755)
-            self._chown(host)
+        with self.dir_at(path, create=True):
+            pass
 
     def _symlink(self, target: str, path: str) -> None:
         parent, name = posixpath.split(posixpath.normpath(path))
-        host = os.path.join(self.resolve(parent, make_parents=True), name)
-        if os.path.lexists(host) and not os.path.isdir(host):
-            os.unlink(host)
-        os.symlink(target, host)
-        self._chown(host)
+        with self.dir_at(parent, create=True) as d:
+            with suppress(FileNotFoundError):
+                if not stat.S_ISDIR(os.stat(name, dir_fd=d, follow_symlinks=False).st_mode):
+                    os.unlink(name, dir_fd=d)
+            os.symlink(target, name, dir_fd=d)
+            self._chown_at(d, name)
 
 
-def _open_regular(host: str, flags: int, path: str, mode: int = 0o644) -> int:
-    """Open a regular file only: a FIFO left by a sandbox command would block a plain open
-    forever, and a device node is none of our business."""
-    try:
-        fd = os.open(host, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, mode)
-    except OSError as e:
-        if e.errno == errno.ENXIO:  # a FIFO without a reader, opened for writing
-            raise PermissionError(f"{path}: not a regular file") from None
-        raise
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+def _close(fd: int | None) -> None:
+    if fd is not None:
         os.close(fd)
-        raise PermissionError(f"{path}: not a regular file")
-    os.set_blocking(fd, True)
-    return fd
+
+
+def _link_at(dir_fd: int, name: str) -> str | None:
+    """The target of symlink ``name`` in ``dir_fd``; None when it is absent or not a link."""
+    try:
+        return os.readlink(name, dir_fd=dir_fd)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        if e.errno == errno.EINVAL:
+            return None
+        raise
+
+
+def _open_regular(dir_fd: int, name: str, flags: int, path: str, mode: int = 0o644) -> int:
+    """Open a regular file only, never following a link: a FIFO left by a sandbox command would
+    block a plain open forever, and a device node is none of our business."""
+    try:
+        return open_regular(dir_fd, name, flags, hardlinks=True, where=path, mode=mode)
+    except LinkRefused:
+        raise PermissionError(f"{path}: not a regular file") from None
+
+
+def _create_regular(dir_fd: int, name: str, mode: int, path: str) -> int:
+    """A writable fd of regular file ``name`` (made when absent). A file with other hard links
+    is unlinked first and made anew (the sandbox may have linked it to a file we must not
+    write); a directory is ``IsADirectoryError``, a FIFO, socket or device ``PermissionError``."""
+    for _ in range(_MAX_HOPS):
+        try:
+            return _open_regular(dir_fd, name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, path, mode)
+        except FileExistsError:
+            pass
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "a directory in sandbox", path)
+        if not stat.S_ISREG(st.st_mode) and not stat.S_ISLNK(st.st_mode):
+            raise PermissionError(f"{path}: not a regular file")
+        if stat.S_ISREG(st.st_mode) and st.st_nlink == 1:
+            with suppress(FileNotFoundError):
+                fd = _open_regular(dir_fd, name, os.O_WRONLY, path)
+                if os.fstat(fd).st_nlink == 1:
+                    return fd
+                os.close(fd)
+        with suppress(FileNotFoundError):
+            os.unlink(name, dir_fd=dir_fd)  # a hard link, or a link planted meanwhile
+    raise PermissionError(f"{path}: replaced again and again while being written")
 
 
 def archive(dest: str, dirs: dict[str, str], bounds: Bounds = Bounds()) -> None:

@@ -174,8 +174,13 @@ def quota_full(path: str, margin: int = 1 << 20) -> bool:
     return st.f_bavail * st.f_frsize < margin
 
 
+BLOCK = 4096  # what an entry counts at least: an empty file or a link still takes an inode
+
+
 def usage_bytes(path: str) -> int:
-    """Bytes allocated under ``path`` (the fallback's poll; hard links counted once)."""
+    """Bytes allocated under ``path`` (the fallback's poll; hard links counted once), each
+    entry counted as at least ``BLOCK``: empty files take no block but an inode each of the
+    host's filesystem, so millions of them would otherwise pass any quota."""
     seen, total = set(), 0
     for root, dirs, files in os.walk(path):
         for name in files + dirs:
@@ -185,5 +190,5 @@ def usage_bytes(path: str) -> int:
                 continue
             if (st.st_dev, st.st_ino) not in seen:
                 seen.add((st.st_dev, st.st_ino))
-                total += st.st_blocks * 512
+                total += max(st.st_blocks * 512, BLOCK)
     return total

@@ -69,6 +69,23 @@ _APT = re.compile(r"(?:^|[\s;&|(`\"'\[,])apt(?:-get)?((?:\s+-[-\w=.:]+)*)\s+inst
 _APT_SOURCE = re.compile(r"(?:^|[\s;&|(`\"'\[,])apt-get((?:\s+-[-\w=.:]+)*)\s+source\b(.*)")
 _NPM = re.compile(r"(?:^|[\s;&|(`\"'\[,])npm\s+(?:install|i|add)\b(.*)")
 _UV_INSTALLER = re.compile(r"astral\.sh/uv/(\d+\.\d+\.\d+)/install\.sh")
+# a download from a host no registry here stands in for (what the task will miss offline)
+_FETCH = re.compile(
+    r"(?:^|[\s;&|(`\"'\[,])(?:wget|curl|git\s+clone|git\s+fetch|aria2c)\b[^\n;&|]*?"
+    r"(?:https?|ftp|git)://([A-Za-z0-9.-]+)[^\s\"']*|git@([A-Za-z0-9.-]+):"
+)
+# model and data hubs that Python libraries download from by name (no URL in the script)
+_HUB = re.compile(
+    r"\b(from_pretrained|load_dataset|hf_hub_download|snapshot_download|torch\.hub\.load)\("
+)
+_PY_URL = re.compile(
+    r"\b(?:requests\.get|requests\.post|urlopen|urlretrieve|httpx\.get|wget\.download)\(\s*"
+    r"[\"'](?:https?|ftp)://([A-Za-z0-9.-]+)"
+)
+SERVED_HOSTS = {
+    "localhost", "127.0.0.1", "0.0.0.0", "astral.sh", "pypi.org", "files.pythonhosted.org",
+    "deb.debian.org", "security.debian.org", "registry.npmjs.org",
+}  # fmt: skip
 
 _REQ = re.compile(
     r"^[A-Za-z0-9][A-Za-z0-9._-]*(\[[\w,.-]*\])?(\s*[<>=!~]=?\s*[\w.*+!-]+(,\s*[<>=!~]=?\s*[\w.*+!-]+)*)?$"
@@ -232,6 +249,13 @@ def _read_line(line: str, label: str, needs: Needs) -> None:
     m = _UV_INSTALLER.search(line)
     if m:
         needs.uv_version = m.group(1)
+    for m in _HUB.finditer(line):
+        hub = "download.pytorch.org" if m.group(1).startswith("torch") else "huggingface.co"
+        notes.append(f"{label}: fetches from {hub} ({m.group(1)}; no registry here serves it)")
+    for m in [*_FETCH.finditer(line), *_PY_URL.finditer(line)]:
+        host = (m.group(1) or (m.group(2) if m.re is _FETCH else "") or "").lower()
+        if host and host not in SERVED_HOSTS and not re.fullmatch(r"[\d.]+|[\w-]+", host):
+            notes.append(f"{label}: fetches from {host} (no registry here serves it)")
     for m in _PIP.finditer(line):
         pos, opts = _positionals(segment(m.group(3)), PIP_VALUE_OPTS)
         minor = m.group(1) or m.group(2)

@@ -95,11 +95,11 @@ def traj_hash(traj: Trajectory) -> str:
 
 
 def task_hash(task: Task) -> str:
-    """sha256 over the task directory's files (relative path and content, sorted)."""
-    h = hashlib.sha256()
-    for p in sorted(q for q in Path(task.path).rglob("*") if q.is_file()):
-        h.update(str(p.relative_to(task.path)).encode() + b"\0" + p.read_bytes() + b"\0")
-    return h.hexdigest()
+    """sha256 over the task directory's files (relative path and content, sorted; a link by
+    its target, never followed), read by descent and bounded (``tasks.fields.tree_digest``)."""
+    from agentpost.tasks.fields import tree_digest
+
+    return tree_digest(Path(task.path), Path(task.path))
 
 
 class _Progress:

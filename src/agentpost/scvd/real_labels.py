@@ -34,7 +34,7 @@ from agentpost.trajectory.model import Trajectory
 SPLITS = ("tune", "heldout")
 # which draw a label came from: v1's tune and held-out thirds (seed 2929; the held-out third was
 # scored once, then moved into tune), v2's held-out batch (data/README.md)
-BATCHES = ("v1-tune", "v1-heldout", "v2-heldout")
+BATCHES = ("v1-tune", "v1-heldout", "v2-heldout", "v3-heldout")
 LABELS = Path(__file__).resolve().parent / "data" / "real-labels.jsonl"
 
 

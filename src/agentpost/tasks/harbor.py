@@ -24,7 +24,7 @@ from agentpost.tasks.fields import (
     agentpost_table,
     maybe,
     positive_number,
-    read_text,
+    read_task_text,
     size_mb,
     wrong_solutions,
 )
@@ -33,8 +33,8 @@ from agentpost.tasks.model import Step, Task
 _TOML_POS = re.compile(r"\(at line (\d+), column (\d+)\)")
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
-    text = read_text(path)
+def _read_toml(path: Path, root: Path) -> dict[str, Any]:
+    text = read_task_text(path, root)
     try:
         return tomllib.loads(text)
     except RecursionError:
@@ -94,7 +94,7 @@ def _steps(root: Path, data: dict, path: Path) -> tuple[Step, ...]:
         steps.append(
             Step(
                 name=name,
-                instruction=read_text(d / "instruction.md"),
+                instruction=read_task_text(d / "instruction.md", root),
                 tests_dir=d / "tests",
                 solution_script=maybe(d / "solution" / "solve.sh"),
                 agent_timeout_s=positive_number(
@@ -110,7 +110,7 @@ def _steps(root: Path, data: dict, path: Path) -> tuple[Step, ...]:
 
 def load_harbor(root: Path) -> Task:
     toml_path = root / "task.toml"
-    data = _read_toml(toml_path)
+    data = _read_toml(toml_path, root)
     ap = agentpost_table(_table(data, "agentpost", toml_path), toml_path, "[agentpost]")
     verifier = _table(data, "verifier", toml_path)
     agent = _table(data, "agent", toml_path)
@@ -122,8 +122,8 @@ def load_harbor(root: Path) -> Task:
     instruction_path = root / "instruction.md"
     if steps:
         instruction = "\n\n".join(f"## Step {s.name}\n\n{s.instruction}" for s in steps)
-    elif instruction_path.is_file():
-        instruction = read_text(instruction_path)
+    elif instruction_path.is_file() or instruction_path.is_symlink():
+        instruction = read_task_text(instruction_path, root)
     else:
         raise InputError(instruction_path, None, "missing instruction.md")
     tests = root / "tests"

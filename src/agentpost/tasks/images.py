@@ -6,10 +6,12 @@ local bases (built on demand), PPAs dropped, and a last step (``sandbox.provisio
 offline what the task's solution and tests install at run time (apt, pip, uv, npm), read from
 every text file of its ``solution/`` and ``tests/`` (each step's too; TB1: ``solution.sh``,
 ``run-tests.sh``, ``tests/``) and the task's wrong solutions. The build context is a copy of the
-task's with ``.agentpost-provision/`` (the in-image helper and ``needs.json``) added. The image
-is tagged ``agentpost-task-<id>:<hash>`` where the hash covers the rewritten Dockerfile (which
-names the bases by their content hash), ``needs.json``, the helper and every file of the build
-context, so an unchanged task is built once and any change rebuilds it.
+task's with ``.agentpost-provision/`` (the in-image helper and ``needs.json``) in place of
+whatever the task holds under that name (written by descent: a link there is never written
+through, red team ``test_redteam_task_image_context``). The image is tagged
+``agentpost-task-<id>:<hash>`` where the hash covers the rewritten Dockerfile (which names the
+bases by their content hash), ``needs.json``, the helper and every file of the build context,
+so an unchanged task is built once and any change rebuilds it.
 
 What cannot be served (an Ubuntu version pin, a package Debian lacks, a ``git+https``
 requirement) is in the image's report (``provision_report``), which ``tasks check`` shows.
@@ -25,13 +27,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import tempfile
 from pathlib import Path
 
 from agentpost.components import resolve
 from agentpost.errors import InfraError, InputError
-from agentpost.sandbox.base import Service
+from agentpost.ingress.hostdir import write_tree
+from agentpost.ingress.keys import Refused
 from agentpost.sandbox.dockerfile import DockerfileError, is_base, rewrite
 from agentpost.sandbox.images import base_tag, build, ensure_base, image_exists, load_from_table
 from agentpost.sandbox.provision import (
@@ -44,22 +48,22 @@ from agentpost.sandbox.provision import (
     read_needs,
 )
 from agentpost.tasks.compose import compose_file, read_services
+from agentpost.tasks.fields import read_task_bytes, read_task_text, tree_digest
 from agentpost.tasks.model import Task
 
-HELPER = Path(__file__).resolve().parents[1] / "sandbox" / "provision_image.py"
+HELPERS = [  # run inside the image at build time (sandbox.provision_image and its apt part)
+    Path(__file__).resolve().parents[1] / "sandbox" / name
+    for name in ("provision_image.py", "provision_apt.py")
+]
 MAX_TEXT = 2 << 20  # a file larger than this is no script
 # files that run (shell, Python, expect, make); data files (JSON, YAML, diffs) are not read
 SCRIPT_SUFFIXES = {"", ".sh", ".bash", ".py", ".exp", ".mk"}
 
 
-def context_hash(context: Path, skip: Path | None = None) -> str:
-    """A content hash of every file (path, mode bits, bytes) under ``context``."""
-    h = hashlib.sha256()
-    for p in sorted(context.rglob("*")):
-        if p.is_file() and p != skip:
-            h.update(str(p.relative_to(context)).encode() + b"\0")
-            h.update(oct(p.stat().st_mode & 0o111).encode() + p.read_bytes() + b"\0")
-    return h.hexdigest()
+def context_hash(context: Path, skip: Path | None = None, *, root: Path) -> str:
+    """A content hash of every file (path, exec bits, bytes; a link by its target) under
+    ``context``, a dir of task dir ``root``, read by descent (``tasks.fields.tree_digest``)."""
+    return tree_digest(context, root, skip=skip, modes=True)
 
 
 def _texts_under(path: Path | None, out: dict[str, str], root: Path) -> None:
@@ -107,7 +111,12 @@ def task_froms(task: Task, table: dict[str, str] | None = None) -> list[dict]:
         except InputError as e:
             out.append({"image": str(path.name), "target": f"unreadable: {e}"})
     for f in files:
-        for image in stage_images(f.read_text(encoding="utf-8", errors="replace")):
+        try:
+            text = read_task_bytes(f, task.path).decode("utf-8", "replace")
+        except InputError as e:
+            out.append({"image": str(f.name), "target": f"unreadable: {e.one_line()}"})
+            continue
+        for image in stage_images(text):
             try:
                 out.append({"image": image, "target": map_from(image, table)})
             except DockerfileError as e:
@@ -123,7 +132,7 @@ def task_dockerfile(task: Task, table: dict[str, str] | None = None) -> tuple[st
     """(the rewritten Dockerfile, the base names it needs). Raises ``DockerfileError``."""
     assert task.dockerfile is not None
     table = table if table is not None else load_from_table()
-    text = task.dockerfile.read_text(encoding="utf-8")
+    text = read_task_text(task.dockerfile, task.path)
     rw = rewrite(text, table, lambda name: base_tag(name) if is_base(name) else None)
     bases = [b for b in rw.bases if is_base(b)]
     if not any(b.startswith(("python", "build")) for b in bases):
@@ -132,16 +141,16 @@ def task_dockerfile(task: Task, table: dict[str, str] | None = None) -> tuple[st
 
 
 def _context_files(task: Task) -> dict[str, bytes]:
-    return {
-        f"{CONTEXT_DIR}/provision_image.py": HELPER.read_bytes(),
-        f"{CONTEXT_DIR}/needs.json": needs_json(task_needs(task)),
-    }
+    files = {f"{CONTEXT_DIR}/{p.name}": p.read_bytes() for p in HELPERS}
+    return {**files, f"{CONTEXT_DIR}/needs.json": needs_json(task_needs(task))}
 
 
 def image_tag(task: Task, dockerfile: str) -> str:
     assert task.dockerfile is not None
     context = task.dockerfile.parent
-    h = hashlib.sha256(dockerfile.encode() + context_hash(context, task.dockerfile).encode())
+    h = hashlib.sha256(
+        dockerfile.encode() + context_hash(context, task.dockerfile, root=task.path).encode()
+    )
     for name, data in sorted(_context_files(task).items()):
         h.update(name.encode() + b"\0" + data)
     return f"agentpost-task-{_safe_name(task.id)}:{h.hexdigest()[:12]}"
@@ -172,9 +181,7 @@ def ensure_image(task: Task, backend, log=None) -> str | None:
     with tempfile.TemporaryDirectory(prefix="agentpost-context-") as tmp:
         context = Path(tmp) / "context"
         shutil.copytree(task.dockerfile.parent, context, symlinks=True)
-        for name, data in _context_files(task).items():
-            (context / name).parent.mkdir(parents=True, exist_ok=True)
-            (context / name).write_bytes(data)
+        _add_context_files(context, _context_files(task))
         ignore = context / ".dockerignore"
         if ignore.is_file() and not ignore.is_symlink():  # its patterns must not drop ours
             with ignore.open("a", encoding="utf-8") as f:
@@ -186,6 +193,23 @@ def ensure_image(task: Task, backend, log=None) -> str | None:
     return tag
 
 
+def _add_context_files(context: Path, files: dict[str, bytes]) -> None:
+    """Put agentpost's files (``CONTEXT_DIR/...``) into the build context, a copy of the
+    task's dir with its links kept as links: whatever the task holds at ``CONTEXT_DIR`` (a dir, a
+    file, a link to a host dir) is removed first (the name is agentpost's), and each file is
+    made by descent ``O_EXCL|O_NOFOLLOW`` (``ingress.hostdir.write_tree``), so nothing is ever
+    written through a link the task planted (red team: ``test_redteam_task_image_context``)."""
+    own = context / CONTEXT_DIR
+    if own.is_dir() and not own.is_symlink():
+        shutil.rmtree(own)  # our private copy; rmtree removes links inside, never follows them
+    elif os.path.lexists(own):
+        own.unlink()
+    try:
+        write_tree(context, files)
+    except (Refused, OSError) as e:
+        raise InfraError(f"cannot write the build context {context}: {e}") from None
+
+
 def _safe_name(text: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "-" for c in text.lower())
 
@@ -195,7 +219,7 @@ def ensure_service_image(task: Task, svc, backend, log=None) -> str:
     ``FROM image``) rewritten onto the local bases like the task's, tagged by content."""
     table = load_from_table()
     if svc.dockerfile is not None:
-        text = svc.dockerfile.read_text(encoding="utf-8")
+        text = read_task_text(svc.dockerfile, task.path)
         context = svc.context
     else:
         text, context = f"FROM {svc.image}\n", None
@@ -205,7 +229,7 @@ def ensure_service_image(task: Task, svc, backend, log=None) -> str:
         raise InfraError(f"{task.id}: service {svc.name}: {e}") from None
     h = hashlib.sha256(rw.text.encode())
     if context is not None:
-        h.update(context_hash(context, svc.dockerfile).encode())
+        h.update(context_hash(context, svc.dockerfile, root=task.path).encode())
     tag = f"agentpost-task-{_safe_name(task.id)}-{_safe_name(svc.name)}:{h.hexdigest()[:12]}"
     if image_exists(backend, tag):
         return tag
@@ -231,91 +255,6 @@ def provision_report(backend, tag: str) -> dict | None:
         return None
 
 
-def image_config(backend, tag: str) -> dict:
-    """The image's ``Config`` (``WorkingDir``, ``User``, ``Env``, ``Entrypoint``, ``Cmd``)."""
-    out = backend.cli("image", "inspect", "--format", "{{json .Config}}", tag, timeout_s=60)
-    try:
-        cfg = json.loads(out)
-    except ValueError:
-        raise InfraError(f"docker image inspect {tag}: unreadable config {out[:200]!r}") from None
-    return cfg if isinstance(cfg, dict) else {}
-
-
-def services_of(task: Task, backend, tag: str, cfg: dict, workdir: str) -> tuple[Service, ...]:
-    """The services beside the task's container: its compose file's (built), then the image's
-    own ENTRYPOINT, run as Harbor runs it (with ``sh -c "sleep infinity"`` as its command) in a
-    container of the same image that shares the work dir (the executor replaces the
-    entrypoint in the agent's container, so it always starts)."""
-    out = []
-    path = compose_file(task.path, task.environment_dir)
-    if path is not None:
-        for svc in read_services(path, task.path):
-            out.append(
-                Service(
-                    name=svc.name,
-                    image=ensure_service_image(task, svc, backend),
-                    entrypoint=svc.entrypoint,
-                    command=svc.command,
-                    env=svc.env,
-                    healthcheck=svc.healthcheck,
-                )
-            )
-    entrypoint = cfg.get("Entrypoint") or []
-    if entrypoint:
-        shared = (workdir,) if workdir != "/" else ()
-        out.append(
-            Service(
-                name="main-entrypoint",
-                image=tag,
-                entrypoint=tuple(entrypoint),
-                command=("sh", "-c", "sleep infinity"),
-                shared=shared,
-            )
-        )
-    return tuple(out)
-
-
-def container_spec(task: Task, backend) -> dict:
-    """``SandboxSpec`` fields for ``task`` on docker, as Harbor runs its container: the task's
-    image (built once), its ``WORKDIR`` as the work directory unless the task names one (no
-    ``WORKDIR``: ``/``), its ``USER`` as the agent's unless ``[agent].user`` names one, a
-    writable root of its own, processes that outlive an exec (``keep_processes``), and ``[environment]`` ``cpus``, ``memory`` and ``storage`` as the
-    sandbox's limits (unset: the defaults of ``Limits``). A task family with its own images
-    (``FAMILY_IMAGES``) keeps its container as it is: its image and limits only."""
-    from dataclasses import replace
-
-    from agentpost.sandbox.base import Limits
-
-    tag = ensure_image(task, backend)
-    if task.format in FAMILY_IMAGES:  # a family keeps its own container (SWE-bench's)
-        out = {"image": tag}
-        if task.cpus or task.memory_mb:
-            mem = {"memory_bytes": task.memory_mb << 20} if task.memory_mb else {}
-            out["limits"] = Limits(cpus=task.cpus, **mem)
-        return out
-    if tag is None:
-        return {"image": None}
-    cfg = image_config(backend, tag)
-    # Harbor's container: a writable root, and what the agent leaves running stays (its servers
-    # are there for the tests: verifier_sandbox keeps them, outside the tests' namespace)
-    out: dict = {"image": tag, "writable_root": True, "keep_processes": True}
-    workdir = task.workdir if task.workdir_given else (cfg.get("WorkingDir") or "/")
-    out["workdir"] = workdir
-    out["services"] = services_of(task, backend, tag, cfg, workdir)
-    if not task.agent_user and cfg.get("User") not in (None, "", "root", "0", "0:0"):
-        out["user"] = cfg["User"]
-    lim = Limits()
-    if task.cpus:
-        lim = replace(lim, cpus=task.cpus)
-    if task.memory_mb:
-        mem = task.memory_mb << 20
-        lim = replace(lim, memory_bytes=mem, sandbox_memory_bytes=mem)
-    if task.storage_mb:
-        lim = replace(lim, disk_bytes=task.storage_mb << 20)
-    out["limits"] = lim
-    return out
-
-
 _REPORTS: dict[str, dict | None] = {}
 
 
@@ -333,4 +272,8 @@ def unservable(task: Task, backend) -> list[dict]:
         _REPORTS[tag] = provision_report(backend, tag) if image_exists(backend, tag) else None
     report = _REPORTS[tag] or {}
     notes = [{"what": "note", "why": n} for n in report.get("notes", [])]
-    return list(report.get("unservable", [])) + notes
+    subs = [
+        {"what": "note", "why": f"{s['what']} is not in this release: served {s['served']}"}
+        for s in report.get("substituted", [])
+    ]
+    return list(report.get("unservable", [])) + subs + notes

@@ -19,6 +19,7 @@ import warnings
 from pathlib import Path
 
 from agentpost.errors import InputError
+from agentpost.tasks.fields import check_task_files
 from agentpost.tasks.harbor import load_harbor
 from agentpost.tasks.model import Task
 from agentpost.tasks.tb1 import load_tb1
@@ -91,8 +92,11 @@ def load_task(path: str | Path) -> Task:
         root = Path(path).resolve()
     except (RuntimeError, OSError) as e:  # a symlink loop
         raise InputError(path, None, f"cannot resolve: {e}") from None
-    if (root / "task.toml").is_file():
-        return load_harbor(root)
-    if (root / "task.yaml").is_file():
-        return load_tb1(root)
-    raise InputError(root, None, "not a task directory (no task.toml or task.yaml)")
+    if (root / "task.toml").is_file() or (root / "task.toml").is_symlink():
+        task = load_harbor(root)
+    elif (root / "task.yaml").is_file() or (root / "task.yaml").is_symlink():
+        task = load_tb1(root)
+    else:
+        raise InputError(root, None, "not a task directory (no task.toml or task.yaml)")
+    check_task_files(task)  # the files the host reads later: below the task dir, no link
+    return task

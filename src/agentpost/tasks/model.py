@@ -84,6 +84,14 @@ class Task:
         return list(self.agentpost.get("explore", []))
 
     @property
+    def writable_root(self) -> bool:
+        """Whether the task's container root is writable on docker, as Harbor gives it:
+        ``[agentpost].writable_root``; by default yes for a task as its authors wrote it (no
+        ``[agentpost]`` table) and no for agentpost's own tasks (bundled suite, lab), whose
+        verifiers keep the read-only root's guarantees."""
+        return bool(self.agentpost.get("writable_root", not self.agentpost))
+
+    @property
     def check(self) -> str | None:
         """A self-verification command (``[agentpost].check``): fails on a wrong candidate."""
         return self.agentpost.get("check")

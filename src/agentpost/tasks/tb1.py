@@ -18,17 +18,17 @@ from agentpost.tasks.fields import (
     agentpost_table,
     maybe,
     positive_number,
-    read_text,
+    read_task_text,
     wrong_solutions,
 )
 from agentpost.tasks.model import Task
 
 
-def _read_yaml(path: Path) -> dict[str, Any]:
+def _read_yaml(path: Path, root: Path) -> dict[str, Any]:
     import yaml
 
     try:
-        data = yaml.safe_load(read_text(path))
+        data = yaml.safe_load(read_task_text(path, root))
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else None
@@ -52,7 +52,7 @@ def _tb1_instruction(data: dict[str, Any], yaml_path: Path) -> str:
 
 def load_tb1(root: Path) -> Task:
     yaml_path = root / "task.yaml"
-    data = _read_yaml(yaml_path)
+    data = _read_yaml(yaml_path, root)
     instruction = _tb1_instruction(data, yaml_path)
     run_tests = root / "run-tests.sh"
     if not run_tests.is_file() and not (root / "tests").is_dir():

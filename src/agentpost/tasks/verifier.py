@@ -65,8 +65,49 @@ MAX_RESULT_BYTES = 16 << 20
 FORBIDDEN = ("/tests", "/logs", "/proc", "/run/agentpost", "/dev/fd")
 
 SWEEP_PY = f"""
-import os, sys
+import errno, os, stat, sys
 bad = {FORBIDDEN!r}
+GONE = (errno.ENOENT, errno.ENOTDIR)  # a name the kernel would not find either: kept as written
+
+
+def leads_out(path):
+    # whether resolving ``path`` as the kernel would passes through a forbidden dir (a magic
+    # link of /proc resolves to whatever the opening process holds: anything through it counts);
+    # like os.path.realpath, except that an error other than a missing name raises (realpath
+    # takes any failing name, e.g. one past PATH_MAX, for a plain file and so misses where the
+    # kernel goes); past a missing name the rest is lexical, as in realpath
+    done, todo, hops, missing = "", path.split("/")[::-1], 0, False
+    while todo:
+        c = todo.pop()
+        if c in ("", "."):
+            continue
+        if c == "..":
+            done = done.rsplit("/", 1)[0]
+            continue
+        nxt = done + "/" + c
+        if any(nxt == b or nxt.startswith(b + "/") for b in bad):
+            return True
+        if not missing:
+            try:
+                st = os.lstat(nxt)
+            except OSError as e:
+                if e.errno not in GONE:
+                    raise
+                missing = True
+            else:
+                if stat.S_ISLNK(st.st_mode):
+                    hops += 1
+                    if hops > 40:
+                        raise OSError(errno.ELOOP, "too many links")
+                    target = os.readlink(nxt)
+                    todo.extend(target.split("/")[::-1])
+                    if target.startswith("/"):
+                        done = ""
+                    continue
+        done = nxt
+    return False
+
+
 seen = removed = 0
 limit = int(sys.argv[1])
 stack = list(sys.argv[2:])
@@ -74,14 +115,18 @@ while stack and seen <= limit:
     d = stack.pop()
     try:
         it = os.scandir(d)
-    except OSError:
-        continue
+    except OSError as e:  # a dir that cannot be listed may hide a link: the sweep is not done
+        print("agentpost-sweep: cannot list a dir:", e.strerror)
+        sys.exit(3)
     with it:
         for e in it:
             seen += 1
             if e.is_symlink():
-                t = os.path.realpath(e.path)
-                if any(t == b or t.startswith(b + "/") for b in bad):
+                try:
+                    out = leads_out(e.path)
+                except OSError:  # where it leads cannot be told: removed
+                    out = True
+                if out:
                     os.unlink(e.path)
                     removed += 1
             elif e.is_dir(follow_symlinks=False):
@@ -91,10 +136,13 @@ if seen <= limit:
 else:
     print("agentpost-sweep: more than", limit, "entries")
 """
+# Without python3 (docker's keeper fallback): ``readlink -m`` (no name need exist) where it has
+# one, else ``-f``; a link it cannot resolve is removed, and so is one written into /proc.
 SWEEP_SH = (
-    'find "$@" -type l -exec sh -c \'for l; do case "$(readlink -f -- "$l")" in'
-    " /tests|/tests/*|/logs|/logs/*|/proc|/proc/*|/run/agentpost|/run/agentpost/*|/dev/fd*)"
-    ' rm -f -- "$l";; esac; done\' sh {} + && echo "' + SWEEP_DONE + '"'
+    'find "$@" -type l -exec sh -c \'for l; do t=$(readlink -m -- "$l" 2>/dev/null ||'
+    ' readlink -f -- "$l" 2>/dev/null); for x in "$t" "$(readlink -- "$l")"; do case "$x" in'
+    ' ""|/tests|/tests/*|/logs|/logs/*|/proc|/proc/*|/run/agentpost|/run/agentpost/*|/dev/fd*)'
+    ' rm -f -- "$l";; esac; done; done\' sh {} + && echo "' + SWEEP_DONE + '"'
 )
 # Install as-agent (its source on stdin) and sweep, with the image's python3 when it has one.
 PREPARE = (
@@ -134,12 +182,13 @@ def run_tests(
     cwd: str,
     timeout_s: float,
     env: dict[str, str],
-    reads: tuple[str, ...],
+    reads: tuple[str | tuple[str, int], ...],
     exec_kw: dict,
 ) -> TestRun:
     """Open the verifier's namespace for ``sandbox``, sweep links, put the tests (``tests_dir``
     and ``extra`` files under /tests), run ``command``, then read ``reads`` (names under
-    /logs/verifier). Sandbox errors propagate (the caller classifies them)."""
+    /logs/verifier; a ``(name, limit)`` pair reads at most ``limit`` bytes: 0 to learn only
+    whether it is there). Sandbox errors propagate (the caller classifies them)."""
     run = TestRun()
     with sandbox.verifier_sandbox() as v:
         dirs = list(v.agent_dirs)
@@ -167,8 +216,9 @@ def run_tests(
         if end is not None:
             end()
         logs = v.layout.mounts["/logs"]
-        for name in reads:
-            run.files[name] = read_result(logs, "verifier/" + name)
+        for item in reads:
+            name, limit = item if isinstance(item, tuple) else (item, MAX_RESULT_BYTES)
+            run.files[name] = read_result(logs, "verifier/" + name, limit)
         give_back = getattr(v, "give_back", None) if end is None else None
         if give_back is not None:
             give_back()

@@ -6,6 +6,7 @@ JSONL line, so its own overhead counts on a folder of small files.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -72,8 +73,14 @@ def importer_module(name: str) -> Any:
     return module
 
 
-def import_file(path: Path, fmt: str | None = None, keep_raw: bool = False) -> list[Trajectory]:
-    """Trajectories in one file. Raises ``InputError`` (bad input) or ``NotATrajectory``."""
+def import_file(path: Any, fmt: str | None = None, keep_raw: bool = False) -> list[Trajectory]:
+    """Trajectories in one file (``path``: a ``Path`` or a string). Raises ``InputError`` (bad
+    input), ``NotATrajectory``, or ``TypeError`` for a path of another type (``path`` is typed
+    ``Any`` so that the compiled build checks it here, with this message)."""
+    if not isinstance(path, Path):
+        if not isinstance(path, str | os.PathLike):
+            raise TypeError(f"import_file: path must be a str or a Path, not {type(path).__name__}")
+        path = Path(path)
     raw = read_regular(path)  # a FIFO or /dev/zero is refused, not read forever
     if raw.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte-order mark (Windows editors write it)
         raw = raw[3:]

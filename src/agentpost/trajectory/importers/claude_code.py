@@ -13,7 +13,10 @@ are final, the output count is not (a line with ``stop_reason`` has the final on
 such a line the turn's ``output_tokens`` is null, ``extra.output_tokens_at_least`` keeps the
 logged figure and ``totals.unknown`` says ``output_tokens``. ``tool_result``
 blocks in user lines are the observations (``is_error`` as given). ``Bash`` is a shell call,
-``Edit``/``MultiEdit``/``Write``/``NotebookEdit`` are edits.
+``Edit``/``MultiEdit``/``Write``/``NotebookEdit`` are edits. The instruction is the first user
+text that holds a request: Claude Code's own records in user lines (``/clear`` or ``/exit`` and
+their caveat and output, ``<ide_opened_file>`` notices, system reminders) and a bare greeting
+("hello") are passed over; a session with no other user text keeps its first one.
 
 Sidechains (``isSidechain: true``: a Task subagent's calls) become trajectories of their own,
 one per ``agentId``, with ``metadata.parent_session_id``; a subagent file is all sidechain.
@@ -30,6 +33,7 @@ separated).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from agentpost.trajectory.importers import _common as c
@@ -60,6 +64,30 @@ def _result_text(content: Any) -> str | None:
     return c.as_str(content) if isinstance(content, list) else None
 
 
+# Text Claude Code writes into user lines that is not the user's request: local slash-command
+# records (/clear, /exit and their output), IDE notices, system reminders. A text made only of
+# these, or a bare greeting, is not taken as the instruction (the request comes later).
+_NOT_REQUEST = re.compile(
+    r"<(local-command-caveat|command-name|command-message|command-args|local-command-stdout|"
+    r"local-command-stderr|ide_opened_file|ide_selection|system-reminder)>.*?</\1>",
+    re.S,
+)
+_GREETING = re.compile(
+    r"\s*(hi|hello|hey|hiya|yo|good (morning|afternoon|evening))( there)?[\s!.,]*", re.I
+)
+
+
+def request_text(text: str | None) -> str | None:
+    """``text`` without Claude Code's wrapper blocks (unchanged when it has none), or None when
+    nothing of a request is left (only wrappers, or a bare greeting)."""
+    if text is None:
+        return None
+    rest = _NOT_REQUEST.sub("", text)
+    if not rest.strip() or _GREETING.fullmatch(rest):
+        return None
+    return text if rest == text else rest.strip()
+
+
 # content block types each side may hold; the ones not imported (images, documents, redacted
 # thinking) carry nothing a trajectory records. Any other type is named in the import's warnings.
 ASSISTANT_BLOCKS = frozenset({"text", "thinking", "redacted_thinking", "tool_use"})
@@ -71,6 +99,7 @@ class _Run:
         self.turns: list = []
         self.by_msg: dict[str, Any] = {}
         self.instruction: str | None = None
+        self.first_text: str | None = None  # the first user text, request or not (a fallback)
         self.model: str | None = None
         self.version: str | None = None
         self.lines: list = []
@@ -124,11 +153,18 @@ class _Run:
             elif b.get("type") == "tool_use":
                 t.tool_calls.append(_call(b))
 
+    def _text(self, rec: dict, text: str | None) -> None:
+        """A user text: the instruction when it is the first one that holds a request."""
+        if self.instruction is not None or rec.get("isMeta") or text is None:
+            return
+        if self.first_text is None:
+            self.first_text = text
+        self.instruction = request_text(text)
+
     def user(self, rec: dict, msg: dict) -> None:
         content = msg.get("content")
         if isinstance(content, str):
-            if self.instruction is None and not rec.get("isMeta"):
-                self.instruction = content
+            self._text(rec, content)
             return
         for b in content if isinstance(content, list) else []:
             if not isinstance(b, dict) or not self._known(b, USER_BLOCKS):
@@ -140,8 +176,8 @@ class _Run:
                 owner.observations.append(
                     c.observation(cid, _result_text(b.get("content")), None, err)
                 )
-            elif b.get("type") == "text" and self.instruction is None and not rec.get("isMeta"):
-                self.instruction = c.as_str(b.get("text"))
+            elif b.get("type") == "text":
+                self._text(rec, c.as_str(b.get("text")))
 
 
 def _layout(version: str | None) -> str:
@@ -247,7 +283,7 @@ def convert_lines(lines: list[tuple[int, Any]], ctx: c.Ctx, keep_raw: bool = Fal
             agent="claude-code",
             agent_version=run.version,
             model=run.model,
-            instruction=run.instruction,
+            instruction=run.instruction if run.instruction is not None else run.first_text,
             turns=run.turns,
             keep_raw=keep_raw,
             raw=run.lines,

@@ -32,6 +32,14 @@ control)``, one per test: an ordinary request whose answer must hold the expecte
 succeeds after the exploits; otherwise the candidate is unusable (3), as it is when its process
 dies or hangs during an exploit (``CandidateGone``): a hang counts against it.
 
+Where namespaces are refused (docker's default seccomp profile refuses ``unshare``), the
+candidate runs in a Landlock domain instead (``_landlock_main``, Linux 5.13+; the scopes need
+ABI 6, Linux 6.12+): it reads and runs files beneath every top-level dir but ``/tests``,
+``/logs`` and ``/proc`` (so neither the test sources nor the test's command line say which
+phase runs), writes only ``/app``, its own area ``_RW`` and the usual character devices, and
+cannot signal the test process or reach its abstract sockets; as root it also loses every
+capability. A kernel without Landlock leaves the integrity check alone, as before.
+
 Both phases look alike from inside the jail (issue 26): the candidate sees the same served-dir
 permissions in the functional and the security test (dirs it only reads are read-only in both,
 with the same surroundings), and the test sources are hidden from it (``/tests`` is replaced by a
@@ -218,6 +226,84 @@ def _jail_main():
     os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
 
 
+_LL_CREATE, _LL_ADD, _LL_RESTRICT = 444, 445, 446  # the same syscall numbers everywhere
+_LL_READ = 1 | 4 | 8  # EXECUTE | READ_FILE | READ_DIR
+_LL_FILE = 1 | 2 | 4 | (1 << 14) | (1 << 15)  # the rights a rule on a file may hold
+_LL_HIDDEN = ("tests", "logs", "proc")
+_LL_DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
+
+
+class _PathBeneath(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
+def _landlock(libc, write_dirs):
+    """Restrict this process (see the module docstring) → the Landlock ABI, or 0 without it.
+    The same rules as ``sandbox/as_agent.py`` (which this standalone file cannot import)."""
+    abi = libc.syscall(_LL_CREATE, None, 0, 1)
+    if abi < 1:
+        return 0
+    fs = ((1 << 13) - 1) | (1 << 13 if abi >= 2 else 0) | (1 << 14 if abi >= 3 else 0)
+    fs |= 1 << 15 if abi >= 5 else 0
+    attr = (ctypes.c_uint64 * 3)(fs, 0, 1 | 2 if abi >= 6 else 0)  # abstract unix, signals
+    ruleset = libc.syscall(
+        _LL_CREATE, ctypes.byref(attr), 24 if abi >= 6 else 16 if abi >= 4 else 8, 0
+    )
+    if ruleset < 0:
+        return 0
+    rules = {"/" + n: _LL_READ for n in os.listdir("/") if n not in _LL_HIDDEN}
+    rules.update({f"/dev/{n}": fs for n in _LL_DEVICES})
+    rules.update({d: fs for d in write_dirs})
+    for path, access in rules.items():
+        try:
+            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            if not os.path.isdir(f"/proc/self/fd/{fd}"):
+                access &= _LL_FILE
+            if libc.syscall(_LL_ADD, ruleset, 1, ctypes.byref(_PathBeneath(access, fd)), 0):
+                raise OSError(ctypes.get_errno(), f"landlock_add_rule {path}")
+        finally:
+            os.close(fd)
+    if libc.prctl(38, 1, 0, 0, 0) or libc.syscall(_LL_RESTRICT, ruleset, 0):  # no_new_privs
+        raise OSError(ctypes.get_errno(), "landlock_restrict_self")
+    os.close(ruleset)
+    return abi
+
+
+def _drop_caps(libc):
+    """Root without capabilities: the bounding set, then effective, permitted, inheritable."""
+    for cap in range(64):
+        libc.prctl(24, cap, 0, 0, 0)  # PR_CAPBSET_DROP; fails past the last cap: harmless
+    header = (ctypes.c_uint32 * 2)(0x20080522, 0)
+    if libc.capset(ctypes.byref(header), ctypes.byref((ctypes.c_uint32 * 6)())):
+        raise OSError(ctypes.get_errno(), "capset")
+
+
+def _landlock_main():
+    """The candidate where namespaces are refused: a Landlock domain, then ``_child_main``.
+    Its first protocol line is its own ({"landlock": ABI}, 0: none), written before the
+    candidate's module is imported."""
+    out = os.fdopen(os.dup(1), "w")
+    libc = ctypes.CDLL(None, use_errno=True)
+    try:
+        abi = _landlock(libc, [APP_DIR, _RW])
+        if abi and os.geteuid() == 0:
+            _drop_caps(libc)
+    except OSError as e:  # a half-made domain is no place to run in
+        out.write(json.dumps({"landlock": -1, "why": str(e)}) + "\n")
+        out.flush()
+        os._exit(0)
+    out.write(json.dumps({"landlock": abi}) + "\n")
+    out.flush()
+    os.environ.update(HOME=os.path.join(_RW, "home"), TMPDIR=os.path.join(_RW, "tmp"))
+    tempfile.tempdir = None
+    os.chdir(APP_DIR if os.path.isdir(APP_DIR) else _RW)
+    _child_main()
+
+
 def _raise_remote(names, msg):
     for name in names:
         cls = getattr(builtins, name, None)
@@ -231,7 +317,7 @@ class Candidate:
 
     def __init__(self, module):
         self._module, self._proc, self._buf, self._served = module, None, b"", False
-        self.jailed = None
+        self.jailed = self.landlock = self._why = None
         self._start()
 
     def _spawn(self, main):
@@ -250,10 +336,21 @@ class Candidate:
                 sys.exit(HARNESS_ERROR)
             self.jailed = jail["jailed"]
             if not self.jailed:
-                print(f"JAIL: unavailable ({jail.get('why')}); canaries rest on the integrity check")
+                self._why = jail.get("why")
                 self._proc.wait()
         if self.jailed is False:
-            self._spawn("_child_main")
+            self._spawn("_landlock_main")
+            ll = self._read(START_TIMEOUT_S)  # our own launcher's line, before the candidate
+            if not isinstance(ll, dict) or not isinstance(ll.get("landlock"), int):
+                print(f"HARNESS-ERROR: the Landlock launcher did not start: {ll!r}")
+                sys.exit(HARNESS_ERROR)
+            if ll["landlock"] < 0:
+                print(f"HARNESS-ERROR: Landlock failed half-way: {ll.get('why')}")
+                sys.exit(HARNESS_ERROR)
+            if self.landlock is None:  # said once (a fresh child after a crash says it again)
+                self.landlock = ll["landlock"]
+                how = f"Landlock ABI {self.landlock}" if self.landlock else "no Landlock either"
+                print(f"JAIL: namespaces unavailable ({self._why}); {how}")
         hello = self._read(START_TIMEOUT_S)
         if hello is None or "unusable" in hello:
             reason = hello["unusable"] if hello else "no answer from the candidate process"
