@@ -140,18 +140,30 @@ def test_non_regular_targets_are_refused(tmp_path) -> None:
             atomic_write(tmp_path / "ro" / "x.json", b"x")
 
 
-def test_a_symlinked_target_is_written_through(tmp_path) -> None:
-    """``-o link.json`` where the link points elsewhere: the file it points to gets the data
-    and the link stays a link (a rename over the link would have replaced it)."""
+def test_a_symlinked_target_is_refused_and_a_link_below_the_root_too(tmp_path) -> None:
+    """No output is written through a link, nor over one (docs/threat-model.md, "Run folders
+    (writes)"): ``-o link.json`` is an ``InputError`` and both the link and the file it names
+    stay; below ``root`` every folder is reached by descent, so a linked folder is refused; the
+    folder the user named (``root``) is followed as any path the user types."""
     real = tmp_path / "store" / "doc.json"
     real.parent.mkdir()
     real.write_text("old\n")
     link = tmp_path / "doc.json"
     link.symlink_to(real)
-    write_json(link, {"a": 2})
-    assert link.is_symlink() and os.readlink(link) == str(real)
-    assert real.read_text() == '{\n  "a": 2\n}\n'
-    assert sorted(p.name for p in real.parent.iterdir()) == ["doc.json"]  # no temp left behind
+    with pytest.raises(InputError, match="symbolic link"):
+        write_json(link, {"a": 2})
+    assert link.is_symlink() and real.read_text() == "old\n"
+    run = tmp_path / "run"
+    (run / "cases").mkdir(parents=True)
+    (run / "linked").symlink_to(tmp_path / "store")
+    with pytest.raises(InputError, match="linked.*link"):
+        write_json(run / "linked" / "x.json", {}, root=run)
+    write_json(run / "cases" / "new" / "x.json", {"b": 1}, root=run)  # folders made by descent
+    assert (run / "cases" / "new" / "x.json").read_text() == '{\n  "b": 1\n}\n'
+    (tmp_path / "run-link").symlink_to(run)
+    write_json(tmp_path / "run-link" / "cases" / "y.json", {}, root=tmp_path / "run-link")
+    assert sorted(p.name for p in real.parent.iterdir()) == ["doc.json"]  # nothing new there
+    assert sorted(p.name for p in (run / "cases").iterdir()) == ["new", "y.json"]
 
 
 def test_a_folder_that_cannot_be_synced_is_no_traceback(tmp_path, monkeypatch) -> None:

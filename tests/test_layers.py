@@ -217,9 +217,11 @@ def test_shared_rooms_import_no_method() -> None:
 # decision, not an accident. (The method rooms: hero = HERO, scvd = SCVD, security = SecureVibe;
 # replay serves them all, so it stands below them.)
 ROOMS = [
-    "_moved", "agentpost", "errors", "config_checks", "prices", "dirlock", "store", "components",
-    "documents", "intervals",  # the foundation: no agentpost room above it
-    "ingress",  # the one way in for bytes from a sandbox, trajectory or run folder
+    "_moved", "agentpost", "errors",
+    "ingress",  # the one way in for bytes from a sandbox, trajectory or run folder (stdlib only)
+    "documents",  # every output format and the one way out (atomic_write, open_output)
+    "config_checks", "prices", "dirlock", "store", "components",
+    "intervals",  # the foundation: no agentpost room above it
     "trajectory", "sft", "sandbox", "tasks", "replay",  # data, sandboxes, tasks, replay
     "hero", "agent", "judges", "scvd", "security",  # HERO, the agent runtime, judges, SCVD, SecureVibe
     "train", "lab", "report", "demo", "commands", "cli",  # trainers, experiments, views, the CLI

@@ -7,6 +7,8 @@ it exits, so a run killed with SIGKILL leaves no stale lock: the file stays, the
 A holder that finishes (or is interrupted: Ctrl-C unwinds through ``release``) removes the file
 while it still holds the lock; ``acquire`` checks that the file it locked is still the one at the
 path, so a process that opened it just before the removal retries instead of holding a ghost.
+The lock file is opened as every output is (``documents.write.open_output``): a link, hard link
+or FIFO planted under its name in a shared folder is an ``InputError``, never opened and truncated.
 The lock is advisory and needs a filesystem with flock (local disks; NFS v4 emulates it).
 Re-entrant within one thread (the CLI takes it before its progress bar, the runner again), so
 nested holders share one flock; another thread of the same process is refused like a process.
@@ -22,6 +24,7 @@ import sys
 import threading
 from pathlib import Path
 
+from agentpost.documents.write import open_output
 from agentpost.errors import InputError
 
 LOCK_NAME = ".agentpost.lock"
@@ -61,10 +64,7 @@ class DirLock:
 
     def _lock(self) -> int:
         """An open descriptor of the lock file, flocked; ``InputError`` when another holds it."""
-        try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        except OSError as e:
-            raise InputError(self.folder, None, f"cannot write here: {e.strerror}") from None
+        fd = open_output(self.path, os.O_RDWR | os.O_CREAT)  # never through a planted link
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -7,7 +7,8 @@ even if the process is killed mid-write, and a committed entry survives a power 
 several threads (one connection per thread) and several processes (SQLite locking); two workers
 that ask for the same missing key at the same moment may both compute it (the last write wins).
 WAL needs a local file system (not NFS), so keep the store on local disk. A store that cannot be
-opened (a folder, no permission, not a SQLite file) is an ``InputError``.
+opened (a folder, no permission, not a SQLite file) is an ``InputError``, and so is a store whose
+file is a link or a hard link (a shared run folder may hold one planted: ``_connect``).
 
 Layer: io.
 """
@@ -15,6 +16,7 @@ Layer: io.
 from __future__ import annotations
 
 import hashlib
+import os
 import sqlite3
 import threading
 import time
@@ -24,6 +26,7 @@ from typing import Any
 
 import orjson
 
+from agentpost.documents.write import open_output
 from agentpost.errors import InputError
 
 _ABSENT = object()
@@ -59,10 +62,42 @@ class Store:
         except (OSError, sqlite3.Error) as e:  # a folder, no permission, not a SQLite file
             raise InputError(self.path, None, f"cannot open the result store: {e}") from None
 
+    def _own_file(self) -> tuple[int, int]:
+        """(device, inode) of the database file, made or checked as every output is
+        (``documents.write.open_output``): a link, hard link or FIFO there is an InputError."""
+        try:
+            fd = open_output(self.path, os.O_RDWR | os.O_CREAT)
+        except InputError as e:
+            why = e.message.removeprefix("cannot write: ")
+            raise InputError(self.path, None, f"cannot open the result store: {why}") from None
+        try:
+            st = os.fstat(fd)
+        finally:
+            os.close(fd)
+        return st.st_dev, st.st_ino
+
+    def _connect(self) -> sqlite3.Connection:
+        """SQLite follows a link at the database's name (its ``-wal``, ``-shm`` and
+        ``-journal`` it opens ``O_NOFOLLOW``): the file is checked first, and the file SQLite
+        opened (``PRAGMA database_list``) must be that very file, else nothing is written."""
+        ident = self._own_file()
+        conn = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+        try:
+            opened = [r[2] for r in conn.execute("PRAGMA database_list") if r[1] == "main"]
+            st = os.stat(opened[0]) if opened and opened[0] else None
+            same = st is not None and (st.st_dev, st.st_ino) == ident
+        except (OSError, sqlite3.Error):
+            same = False
+        if not same or os.path.islink(self.path):
+            conn.close()
+            raise InputError(self.path, None, "cannot open the result store: it was replaced "
+                             "(by a link?) while being opened")  # fmt: skip
+        return conn
+
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+            conn = self._connect()
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=FULL")
             self._local.conn = conn

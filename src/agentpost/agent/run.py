@@ -49,12 +49,12 @@ from agentpost.agent.llm import Interrupted, Model, ModelRequestError, ModelUnav
 from agentpost.agent.loop import AgentLoop, LoopConfig
 from agentpost.dirlock import DirLock
 from agentpost.documents.formats import fmt, producer
-from agentpost.documents.write import atomic_write
+from agentpost.documents.write import atomic_write, open_output
 from agentpost.errors import InputError
 from agentpost.sandbox.base import Backend
 from agentpost.tasks.evaluate import evaluate, prepare, spec_for
 from agentpost.tasks.model import Task
-from agentpost.trajectory.io import append_jsonl, read_regular
+from agentpost.trajectory.io import append_jsonl
 from agentpost.trajectory.model import Outcome, Trajectory
 
 RUN_FORMAT = fmt("agentpost.run")
@@ -102,12 +102,13 @@ class RunInterrupted(KeyboardInterrupt):
 
 def finished_ids(path: Path) -> set[str]:
     """Ids of the complete lines of ``path``; a torn last line (a kill mid-write) is cut off."""
-    if not path.exists():
+    if not os.path.lexists(path):
         return set()
-    data = read_regular(path)  # a FIFO or device in its place is refused, not read forever
-    end = data.rfind(b"\n") + 1
-    if end < len(data):
-        with open(path, "r+b") as f:
+    # in place, as every output (a link, hard link, FIFO or device there is an InputError)
+    with os.fdopen(open_output(path, os.O_RDWR), "r+b") as f:
+        data = f.read()
+        end = data.rfind(b"\n") + 1
+        if end < len(data):
             f.truncate(end)
             os.fsync(f.fileno())
     ids = set()
@@ -292,11 +293,10 @@ def write_summary(
     """Write ``run.json`` (atomically) from everything in ``trajectories.jsonl``."""
     out = Path(out_dir)
     path = out / TRAJECTORIES
-    rows = _unique(
-        [orjson.loads(x) for x in read_regular(path).splitlines() if x.strip()]
-        if path.exists()
-        else []
-    )
+    rows = []
+    if os.path.lexists(path):
+        with os.fdopen(open_output(path, os.O_RDONLY), "rb") as f:  # never through a link
+            rows = _unique([orjson.loads(x) for x in f if x.strip()])
     summary = {
         "format": RUN_FORMAT,
         "producer": producer(run_groups, **args),

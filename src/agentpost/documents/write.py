@@ -1,12 +1,20 @@
-"""The one way agentpost writes an output file: ``atomic_write``.
+"""The one way agentpost writes an output file: ``atomic_write`` (and ``open_output`` for the
+few outputs that are appended to or locked in place).
 
 Temp file in the same folder (hidden, unique: concurrent writers never share it and folder walks
 skip it), fsync, rename over the target, fsync the folder; a crash leaves the old file or the
-whole new one, never a torn one. A target that is not a regular file (``/dev/null``, a FIFO, a
-socket, a directory) is refused by ``check_target``: a rename would replace the device; a
-symbolic link is written through (its target replaced, the link kept). If
-writing fails (or the data iterator raises) the temp file is removed and the target untouched;
-an ``OSError`` becomes an ``InputError`` naming the file.
+whole new one, never a torn one. If writing fails (or the data iterator raises) the temp file is
+removed and the target untouched; an ``OSError`` becomes an ``InputError`` naming the file.
+
+Links (a run folder may be shared: docs/threat-model.md, "Run folders (writes)"): the folder
+the user named (``root``; by default the output's own folder) is followed as the system follows
+any path the user typed; every folder below it is reached by descent from its fd
+(``ingress.hostdir.descend``: ``openat`` with ``O_NOFOLLOW``, made with ``mkdirat`` when
+missing), so a link planted there is an ``InputError``, never followed. The output's own name is
+never written through: a symbolic link, a directory, a device, FIFO or socket there is refused
+(``/dev/null`` as root would otherwise be replaced by a file; a link could make us replace the
+file it points to), and the temp file is made ``O_EXCL|O_NOFOLLOW`` and renamed within the
+folder we hold, so a link planted after the check is replaced, not followed.
 
 Layer: io.
 """
@@ -18,24 +26,41 @@ import json
 import os
 import secrets
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from agentpost.errors import InputError
+from agentpost.ingress.hostdir import FILE_FLAGS, descend
+from agentpost.ingress.keys import LinkRefused
+
+LINK_REFUSED = ("a symbolic link: agentpost writes no output through a link, nor over one "
+                "(docs/threat-model.md)")  # fmt: skip
+
+
+def _refusal(mode: int) -> str | None:
+    """Why an existing output name of ``mode`` (its ``lstat``) may not be written, or None."""
+    if stat.S_ISLNK(mode):
+        return LINK_REFUSED
+    if stat.S_ISDIR(mode):
+        return "Is a directory"
+    if not stat.S_ISREG(mode):
+        return "not a regular file (a device, FIFO or socket)"
+    return None
 
 
 def check_target(path: str | Path) -> None:
-    """An output path must be absent or a regular file: an atomic replace would otherwise put
-    a file in place of a device (``-o /dev/null`` as root), a FIFO or a socket."""
+    """An output path must be absent or a regular file (not a link: ``lstat``): an atomic
+    replace would otherwise put a file in place of a device (``-o /dev/null`` as root), a FIFO,
+    a socket, or a link the user may have meant to write through."""
     try:
-        mode = os.stat(path).st_mode
+        mode = os.lstat(path).st_mode
     except OSError:  # absent, or unreachable: the write itself says why
         return
-    if stat.S_ISDIR(mode):
-        raise InputError(path, None, "cannot write: Is a directory")
-    if not stat.S_ISREG(mode):
-        raise InputError(path, None, "cannot write: not a regular file (a device, FIFO or socket)")
+    why = _refusal(mode)
+    if why is not None:
+        raise InputError(path, None, f"cannot write: {why}")
 
 
 # a folder that cannot be opened or synced here (a filesystem without folder fsync, a folder
@@ -43,12 +68,12 @@ def check_target(path: str | Path) -> None:
 _NO_FOLDER_SYNC = {errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EACCES, errno.EPERM}
 
 
-def fsync_dir(folder: Path) -> None:
-    """Make a rename durable: the directory entry itself must reach the disk. Where the folder
-    cannot be synced (``_NO_FOLDER_SYNC``) that is skipped; another failure (an I/O error) is an
-    ``InputError`` naming the folder, not a traceback."""
+def fsync_dir(folder: Path | int, name: Path | None = None) -> None:
+    """Make a rename durable: the directory entry itself must reach the disk (``folder``: a
+    path, or an open fd named ``name``). Where the folder cannot be synced (``_NO_FOLDER_SYNC``)
+    that is skipped; another failure (an I/O error) is an ``InputError`` naming the folder."""
     try:
-        fd = os.open(folder, os.O_RDONLY)
+        fd = os.dup(folder) if isinstance(folder, int) else os.open(folder, os.O_RDONLY)
         try:
             os.fsync(fd)
         finally:
@@ -56,48 +81,119 @@ def fsync_dir(folder: Path) -> None:
     except OSError as e:
         if e.errno in _NO_FOLDER_SYNC:
             return
-        raise InputError(folder, None, f"wrote into it but cannot sync it: {e.strerror}") from None
+        where = name if isinstance(folder, int) else folder
+        raise InputError(where, None, f"wrote into it but cannot sync it: {e.strerror}") from None
 
 
-def atomic_write(path: str | Path, data: bytes | str | Iterable[bytes]) -> Path:
-    """Write ``data`` (bytes, text as UTF-8, or an iterable of byte chunks, streamed) to
-    ``path`` atomically; creates the folder. Returns ``path``."""
+@contextmanager
+def output_folder(path: str | Path, root: str | Path | None = None) -> Iterator[int]:
+    """An fd of the folder of output ``path``: ``root`` (default: that folder itself) made when
+    missing and opened as the user named it; each folder between ``root`` and ``path`` reached
+    by descent (made when missing; a link or non-folder there is an ``InputError``)."""
     path = Path(path)
-    if path.is_symlink():  # write through a link, as a shell redirect does (not over it)
-        path = Path(os.path.realpath(path))
-    check_target(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    top = Path(root) if root is not None else path.parent
+    parts = list(path.parent.relative_to(top).parts)  # ValueError: a caller's mistake
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        f = open(tmp, "xb")  # noqa: SIM115 - closed below
+        top.mkdir(parents=True, exist_ok=True)
+        rfd = os.open(top, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError as e:
         raise InputError(path, None, f"cannot write: {e.strerror}") from None
+    try:
+        with descend(rfd, parts, create=True, where=str(path.parent)) as d:
+            yield d
+    except LinkRefused as e:
+        raise InputError(path, None, f"cannot write: {e}: agentpost makes no folder of its "
+                         "output through a link (docs/threat-model.md)") from None  # fmt: skip
+    except OSError as e:
+        raise InputError(path, None, f"cannot write: {e.strerror}") from None
+    finally:
+        os.close(rfd)
+
+
+def atomic_write(path: str | Path, data: bytes | str | Iterable[bytes], *,
+                 root: str | Path | None = None, mode: int | None = None) -> Path:  # fmt: skip
+    """Write ``data`` (bytes, text as UTF-8, or an iterable of byte chunks, streamed) to
+    ``path`` atomically; creates the folders (below ``root`` by descent: module docstring).
+    ``mode`` (e.g. ``0o755``) is set on the new file's own fd before it takes the name (a
+    ``chmod`` by path afterwards could follow a link put there meanwhile). Returns ``path``."""
+    path = Path(path)
     chunks = (
         [data.encode() if isinstance(data, str) else data]
         if isinstance(data, str | bytes)
         else data
     )
-    try:
-        with f:
-            for chunk in chunks:
-                f.write(chunk)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException as e:
-        tmp.unlink(missing_ok=True)
-        if isinstance(e, OSError):
-            raise InputError(path, None, f"cannot write: {e.strerror}") from None
-        raise
-    fsync_dir(path.parent)
+    with output_folder(path, root) as d:
+        _write_in(d, path, chunks, mode)
     return path
 
 
-def write_json(path: str | Path, doc: Any, indent: int | None = 2, default=None) -> Path:
+def _write_in(d: int, path: Path, chunks: Iterable[bytes], mode: int | None) -> None:
+    name = path.name
+    try:
+        why = _refusal(os.stat(name, dir_fd=d, follow_symlinks=False).st_mode)
+    except FileNotFoundError:
+        why = None
+    if why is not None:
+        raise InputError(path, None, f"cannot write: {why}")
+    tmp = f".{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | FILE_FLAGS, 0o666, dir_fd=d)
+    except OSError as e:
+        raise InputError(path, None, f"cannot write: {e.strerror}") from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            for chunk in chunks:
+                f.write(chunk)
+            f.flush()
+            if mode is not None:
+                os.fchmod(f.fileno(), mode)
+            os.fsync(f.fileno())
+        os.replace(tmp, name, src_dir_fd=d, dst_dir_fd=d)
+    except BaseException as e:
+        try:
+            os.unlink(tmp, dir_fd=d)
+        except FileNotFoundError:
+            pass
+        if isinstance(e, OSError):
+            raise InputError(path, None, f"cannot write: {e.strerror}") from None
+        raise
+    fsync_dir(d, path.parent)
+
+
+def open_output(path: str | Path, flags: int, *, root: str | Path | None = None,
+                mode: int = 0o644) -> int:  # fmt: skip
+    """An fd of output ``path`` opened in place with ``flags`` (``os.O_APPEND | os.O_CREAT``
+    to append, ``os.O_RDWR`` to cut a torn line, a lock file), reached as ``atomic_write``
+    reaches its folder; the file itself must be absent (with ``O_CREAT``) or a regular file with
+    no other hard link: a link, hard link, device, FIFO or socket is an ``InputError``."""
+    path = Path(path)
+    with output_folder(path, root) as d:
+        try:
+            fd = os.open(path.name, flags | FILE_FLAGS, mode, dir_fd=d)
+        except OSError as e:
+            if e.errno == errno.ELOOP:
+                raise InputError(path, None, f"cannot write: {LINK_REFUSED}") from None
+            if e.errno == errno.ENXIO:
+                raise InputError(path, None, "cannot write: not a regular file (a FIFO)") from None
+            raise InputError(path, None, f"cannot write: {e.strerror}") from None
+    st = os.fstat(fd)
+    why = _refusal(st.st_mode) or ("a hard link: another name shares this file"
+                                   if st.st_nlink > 1 else None)  # fmt: skip
+    if why is not None:
+        os.close(fd)
+        raise InputError(path, None, f"cannot write: {why}")
+    os.set_blocking(fd, True)
+    return fd
+
+
+def write_json(path: str | Path, doc: Any, indent: int | None = 2, default=None, *,
+               root: str | Path | None = None) -> Path:  # fmt: skip
     """``doc`` as JSON, atomically, ending in a newline (``default`` as in ``json.dumps``)."""
-    return atomic_write(path, json.dumps(doc, indent=indent, default=default) + "\n")
+    return atomic_write(path, json.dumps(doc, indent=indent, default=default) + "\n", root=root)
 
 
-def write_lines(path: str | Path, rows: Iterable[Any], default=None) -> Path:
+def write_lines(path: str | Path, rows: Iterable[Any], default=None, *,
+                root: str | Path | None = None) -> Path:  # fmt: skip
     """One JSON object per line (JSONL), atomically."""
-    return atomic_write(path, (json.dumps(r, default=default).encode() + b"\n" for r in rows))
+    lines = (json.dumps(r, default=default).encode() + b"\n" for r in rows)
+    return atomic_write(path, lines, root=root)

@@ -19,7 +19,7 @@ from agentpost.documents.formats import kind_of
 from agentpost.errors import InputError
 from agentpost.ingress.hostdir import open_root, walk
 from agentpost.ingress.keys import Bounds, Refused
-from agentpost.trajectory.io import read_jsonl, read_regular
+from agentpost.trajectory.io import read_regular
 
 MAX_BYTES = 200 * 1024 * 1024
 SKIP_DIRS = {"sandboxes", "snapshots", "work", "__pycache__", ".git"}
@@ -50,7 +50,8 @@ JSONL_KINDS = {"trajectories", "scvd_records"}  # one record per line, never a .
 
 @dataclass
 class Found:
-    """What a run directory holds: per kind, ``(relative path, data)`` in path order."""
+    """What a run directory holds: per kind, ``(relative path, data)`` in path order; for
+    canonical trajectories the data is the file's path (``report.rundata`` streams it)."""
 
     files: dict[str, list[tuple[str, Any]]] = field(default_factory=lambda: {k: [] for k in KINDS})
     unrecognised: list[str] = field(default_factory=list)
@@ -112,12 +113,19 @@ def _first_line(path: Path) -> Any:
     return None
 
 
-def _load_jsonl(path: Path, rel: str, found: Found) -> None:
+def _too_big(rel: str, size: int) -> str:
+    return (f"{rel}: {size / 2**20:.0f} MiB, over the {MAX_BYTES // 2**20} MiB a file read whole "
+            "may have: not read")  # fmt: skip
+
+
+def _load_jsonl(path: Path, rel: str, found: Found, size: int) -> None:
     first = _first_line(path)
     if not isinstance(first, dict):
         found.unrecognised.append(rel)
-    elif kind_of(first) == "trajectories":
-        found.files["trajectories"].append((rel, read_jsonl(path)))
+    elif kind_of(first) == "trajectories":  # read later, one trajectory at a time
+        found.files["trajectories"].append((rel, path))
+    elif size > MAX_BYTES:  # the kinds below are read whole
+        found.problems.append(_too_big(rel, size))
     elif {"judge", "case_id", "raw"} <= set(first):
         found.files["judge_answers"].append((rel, None))
     elif {"planning", "coding", "testing"} <= set(first) or {"func", "sec", "status"} <= set(first):
@@ -160,10 +168,12 @@ def scan(run_dir: Path) -> Found:
     for p in _plain_files(run_dir, found):
         rel = str(p.relative_to(run_dir))
         try:
-            if p.stat().st_size > MAX_BYTES:
+            size = p.stat().st_size
+            if p.suffix == ".jsonl":  # trajectories stream, whatever their size
+                _load_jsonl(p, rel, found, size)
                 continue
-            if p.suffix == ".jsonl":
-                _load_jsonl(p, rel, found)
+            if size > MAX_BYTES:
+                found.problems.append(_too_big(rel, size))
                 continue
             data = orjson.loads(read_regular(p))
         except (orjson.JSONDecodeError, InputError, UnicodeDecodeError, OSError):

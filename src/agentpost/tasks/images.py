@@ -6,10 +6,12 @@ local bases (built on demand), PPAs dropped, and a last step (``sandbox.provisio
 offline what the task's solution and tests install at run time (apt, pip, uv, npm), read from
 every text file of its ``solution/`` and ``tests/`` (each step's too; TB1: ``solution.sh``,
 ``run-tests.sh``, ``tests/``) and the task's wrong solutions. The build context is a copy of the
-task's with ``.agentpost-provision/`` (the in-image helper and ``needs.json``) added. The image
-is tagged ``agentpost-task-<id>:<hash>`` where the hash covers the rewritten Dockerfile (which
-names the bases by their content hash), ``needs.json``, the helper and every file of the build
-context, so an unchanged task is built once and any change rebuilds it.
+task's with ``.agentpost-provision/`` (the in-image helper and ``needs.json``) in place of
+whatever the task holds under that name (written by descent: a link there is never written
+through, red team ``test_redteam_task_image_context``). The image is tagged
+``agentpost-task-<id>:<hash>`` where the hash covers the rewritten Dockerfile (which names the
+bases by their content hash), ``needs.json``, the helper and every file of the build context,
+so an unchanged task is built once and any change rebuilds it.
 
 What cannot be served (an Ubuntu version pin, a package Debian lacks, a ``git+https``
 requirement) is in the image's report (``provision_report``), which ``tasks check`` shows.
@@ -25,12 +27,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import tempfile
 from pathlib import Path
 
 from agentpost.components import resolve
 from agentpost.errors import InfraError, InputError
+from agentpost.ingress.hostdir import write_tree
+from agentpost.ingress.keys import Refused
 from agentpost.sandbox.dockerfile import DockerfileError, is_base, rewrite
 from agentpost.sandbox.images import base_tag, build, ensure_base, image_exists, load_from_table
 from agentpost.sandbox.provision import (
@@ -176,9 +181,7 @@ def ensure_image(task: Task, backend, log=None) -> str | None:
     with tempfile.TemporaryDirectory(prefix="agentpost-context-") as tmp:
         context = Path(tmp) / "context"
         shutil.copytree(task.dockerfile.parent, context, symlinks=True)
-        for name, data in _context_files(task).items():
-            (context / name).parent.mkdir(parents=True, exist_ok=True)
-            (context / name).write_bytes(data)
+        _add_context_files(context, _context_files(task))
         ignore = context / ".dockerignore"
         if ignore.is_file() and not ignore.is_symlink():  # its patterns must not drop ours
             with ignore.open("a", encoding="utf-8") as f:
@@ -188,6 +191,23 @@ def ensure_image(task: Task, backend, log=None) -> str | None:
         except InfraError as e:
             raise InfraError(f"{task.id}: {e}") from None
     return tag
+
+
+def _add_context_files(context: Path, files: dict[str, bytes]) -> None:
+    """Put agentpost's files (``CONTEXT_DIR/...``) into the build context, a copy of the
+    task's dir with its links kept as links: whatever the task holds at ``CONTEXT_DIR`` (a dir, a
+    file, a link to a host dir) is removed first (the name is agentpost's), and each file is
+    made by descent ``O_EXCL|O_NOFOLLOW`` (``ingress.hostdir.write_tree``), so nothing is ever
+    written through a link the task planted (red team: ``test_redteam_task_image_context``)."""
+    own = context / CONTEXT_DIR
+    if own.is_dir() and not own.is_symlink():
+        shutil.rmtree(own)  # our private copy; rmtree removes links inside, never follows them
+    elif os.path.lexists(own):
+        own.unlink()
+    try:
+        write_tree(context, files)
+    except (Refused, OSError) as e:
+        raise InfraError(f"cannot write the build context {context}: {e}") from None
 
 
 def _safe_name(text: str) -> str:

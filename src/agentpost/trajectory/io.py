@@ -14,14 +14,14 @@ from __future__ import annotations
 import logging
 import os
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 from pydantic import ValidationError
 
-from agentpost.documents.write import atomic_write
+from agentpost.documents.write import atomic_write, open_output
 from agentpost.errors import InputError
 from agentpost.trajectory.model import FORMAT, Trajectory
 
@@ -66,8 +66,11 @@ def write_jsonl(path: str | Path, trajectories: Iterable[Trajectory]) -> int:
 
 def append_jsonl(path: str | Path, traj: Trajectory) -> None:
     """Append one trajectory line and fsync it (for resumable runs). A kill mid-append can
-    leave a torn last line; the resuming reader cuts it (``agent.run.finished_ids``)."""
-    with open(path, "ab") as f:
+    leave a torn last line; the resuming reader cuts it (``agent.run.finished_ids``). The file
+    is opened as every output is (``documents.write.open_output``): a link or hard link planted
+    under its name is an ``InputError``, never appended to."""
+    fd = open_output(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    with os.fdopen(fd, "wb") as f:
         f.write(dumps(traj) + b"\n")
         f.flush()
         os.fsync(f.fileno())
@@ -139,16 +142,29 @@ def read_regular(path: str | Path) -> bytes:
         os.close(fd)
 
 
-def iter_jsonl(path: str | Path) -> Iterator[Trajectory]:
+def iter_jsonl(
+    path: str | Path, progress: Callable[[int], object] | None = None
+) -> Iterator[Trajectory]:
     """Yield trajectories from a canonical JSONL file; a file that cannot be read or a bad line
     raises ``InputError`` naming the file and the line (and column or JSON path). A repeated id
-    is skipped (the first line wins) and reported once, at the end, as a warning."""
+    is skipped (the first line wins) and reported once, at the end, as a warning. ``progress``
+    is called with the bytes of each line read (a progress bar over the file's size)."""
+    for traj, _ in iter_lines(path, progress):
+        yield traj
+
+
+def iter_lines(
+    path: str | Path, progress: Callable[[int], object] | None = None
+) -> Iterator[tuple[Trajectory, bytes]]:
+    """``iter_jsonl``, each trajectory with the line it was read from."""
     path = Path(path)
     seen: set[str] = set()
     repeated: list[str] = []
     with open_regular(path) as f:
         try:
             for lineno, line in enumerate(f, start=1):
+                if progress is not None:
+                    progress(len(line))
                 if not line.strip():
                     continue
                 try:
@@ -160,7 +176,7 @@ def iter_jsonl(path: str | Path) -> Iterator[Trajectory]:
                     repeated.append(traj.id)
                     continue
                 seen.add(traj.id)
-                yield traj
+                yield traj, line
         except OSError as e:
             raise InputError(path, None, f"cannot read: {e.strerror}") from None
     if repeated:
