@@ -58,10 +58,11 @@ def read_files(paths: Sequence[Path]) -> list[tuple[str, list[Trajectory]]]:
 class Stream:
     """``read_files`` + ``select`` one trajectory at a time, for runs too large to hold: the
     trajectories of ``sources`` (``(name, path)`` pairs, each path read once; a path may be a
-    ``HeldFile``, read by descent), each id once, only ``agents``' and ``tasks``' when given. Iterating yields ``(name, trajectory)``;
-    ``progress`` gets the bytes of every line read. The messages are those of ``dedupe`` and
-    ``select``; a copy is told identical by the digest of its line (two files that spell one
-    trajectory differently are said to differ, and still counted once). An ``--agent`` or
+    ``HeldFile``, read by descent), each id once, only ``agents``' and ``tasks``' when given.
+    Iterating yields ``(name, trajectory)``; ``progress`` gets the bytes of every line read.
+    The messages are those of ``dedupe`` and ``select``; a copy is told identical by the
+    digest of its line (two files that spell one trajectory differently are said to differ,
+    and still counted once). An ``--agent`` or
     ``--task`` that matched nothing is an ``InputError`` once the stream is read (``finish``).
     An agent matches by its label (``labels``: with ``[run ID]`` when its model ran in several
     runs; that form is accepted for a single run too), its model or its scaffold.
@@ -69,8 +70,9 @@ class Stream:
     ``runs``: model (else scaffold) → the run ids of every trajectory read, selected or not
     (``stream_label`` tells runs of one model apart by them)."""
 
-    def __init__(self, sources: Sequence[tuple[str, Path | HeldFile]], agents: Sequence[str] | None = None,
-                 tasks: Sequence[str] | None = None, progress=None) -> None:  # fmt: skip
+    def __init__(self, sources: Sequence[tuple[str, Path | HeldFile]],
+                 agents: Sequence[str] | None = None, tasks: Sequence[str] | None = None,
+                 progress=None) -> None:  # fmt: skip
         self.sources = _unique_sources(sources)
         self.agents, self.tasks = set(agents or ()), set(tasks or ())
         self.progress = progress
