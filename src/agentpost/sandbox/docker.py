@@ -50,6 +50,7 @@ Layer: io.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -97,6 +98,7 @@ class DockerSandbox:
         self.executor: DockerServer | None = None
         self._services: list[str] = []
         self._guard: DiskGuard | None = None
+        self.pause_error = ""  # why the last paused() could not freeze it ("" if it did)
         args = ["--name", self.name, "--label", f"{LABEL}={backend.owner}"]
         if not spec.writable_root:
             args += ["--read-only", "--tmpfs", self._run_tmpfs()]
@@ -311,6 +313,28 @@ class DockerSandbox:
                 if self.executor.server is not None and self.executor.server.alive():
                     self.executor.server.sweep()
         self.layout.reset_private()
+
+    @contextlib.contextmanager
+    def paused(self):
+        """Freeze what this sandbox left running (``docker pause``, the cgroup freezer) for the
+        block: with ``keep_processes`` its kept processes get no CPU, write nothing and answer
+        nothing while a control is graded beside it (``tasks.evaluate``), so they cannot slow
+        or starve it into a timeout. Without kept processes nothing runs: nothing to do."""
+        if not self.spec.keep_processes or self.closed:
+            yield
+            return
+        with self._lock:  # not while a command runs (nor the disk guard's sweep)
+            try:
+                self.backend.cli("pause", self.name, timeout_s=60)
+            except InfraError as e:  # (then the control runs beside it as before)
+                self.pause_error, paused = str(e), False
+            else:
+                self.pause_error, paused = "", True
+            try:
+                yield
+            finally:
+                if paused and not self.closed:
+                    self.backend.cli("unpause", self.name, timeout_s=60, check=False)
 
     def put(self, path: str, data: bytes, mode: int = 0o644) -> None:
         self.fs.write(path, data, mode)

@@ -182,12 +182,13 @@ def run_tests(
     cwd: str,
     timeout_s: float,
     env: dict[str, str],
-    reads: tuple[str, ...],
+    reads: tuple[str | tuple[str, int], ...],
     exec_kw: dict,
 ) -> TestRun:
     """Open the verifier's namespace for ``sandbox``, sweep links, put the tests (``tests_dir``
     and ``extra`` files under /tests), run ``command``, then read ``reads`` (names under
-    /logs/verifier). Sandbox errors propagate (the caller classifies them)."""
+    /logs/verifier; a ``(name, limit)`` pair reads at most ``limit`` bytes: 0 to learn only
+    whether it is there). Sandbox errors propagate (the caller classifies them)."""
     run = TestRun()
     with sandbox.verifier_sandbox() as v:
         dirs = list(v.agent_dirs)
@@ -215,8 +216,9 @@ def run_tests(
         if end is not None:
             end()
         logs = v.layout.mounts["/logs"]
-        for name in reads:
-            run.files[name] = read_result(logs, "verifier/" + name)
+        for item in reads:
+            name, limit = item if isinstance(item, tuple) else (item, MAX_RESULT_BYTES)
+            run.files[name] = read_result(logs, "verifier/" + name, limit)
         give_back = getattr(v, "give_back", None) if end is None else None
         if give_back is not None:
             give_back()
