@@ -81,7 +81,9 @@ def test_the_defaults_construct(cls) -> None:
 
 
 def test_the_lab_smoke_config_and_a_transport_construct() -> None:
-    assert HeroLabConfig.smoke().steps == 1
+    from agentpost.lab.presets import hero_config
+
+    assert hero_config("smoke").steps == 1
     assert TransportConfig(model="m", temperature=0.0, top_p=1.0, max_tokens=1).top_p == 1.0
 
 

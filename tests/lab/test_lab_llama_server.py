@@ -34,7 +34,7 @@ def gguf_model(tmp_path_factory):
     from agentpost.lab.policy import PolicySize, lab_llama, train_tokenizer
 
     d = tmp_path_factory.mktemp("llama")
-    tok = train_tokenizer(TEXTS, 300)
+    tok = train_tokenizer(TEXTS, 300, llama_compatible=True)
     size = PolicySize(hidden=64, layers=2, heads=4, intermediate=128, max_positions=8192)
     model = lab_llama(tok, seed=0, size=size)
     return model, tok, write_gguf(model, tok, d / "policy.gguf")

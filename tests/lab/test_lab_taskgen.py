@@ -47,6 +47,16 @@ def test_every_instance_passes_tasks_check(tmp_path):
         assert row["check_ok"], row
 
 
+def test_hidden_tests_start_nothing_that_outlives_them(tmp_path):
+    # a process substitution <(...) is not waited for by bash: the verifier then finds a process
+    # the tests started still running and the oracle's reward is 0 (seen in a full run on main)
+    write_family(tmp_path, seed=3, n_train=len(FAMILIES), n_heldout=1)
+    scripts = sorted(tmp_path.glob("*/*/tests/test.sh"))
+    assert scripts
+    for path in scripts:
+        assert "<(" not in path.read_text(), path
+
+
 def test_lab_tasks_command_writes_both_splits(tmp_path):
     from typer.testing import CliRunner
 

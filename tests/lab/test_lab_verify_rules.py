@@ -6,9 +6,8 @@ from __future__ import annotations
 import pytest
 
 from agentpost.lab.episodes import scripted_episode
-from agentpost.lab.scvd_lab import ftd_row, sc_row
 from agentpost.lab.tasks import write_family
-from agentpost.lab.verify_rules import annotate_commands, reads, record, writes
+from agentpost.lab.verify_rules import annotate_commands, reads, record, replay_to_candidate, writes
 from agentpost.sandbox.registry import get_backend
 from agentpost.scvd.records import from_dicts
 from agentpost.tasks.loader import load_suite
@@ -54,7 +53,10 @@ def tasks(tmp_path_factory):
 
 
 @needs_bwrap
-def test_scripted_behaviours_get_the_annotation_their_commands_imply(tasks):
+def test_scripted_behaviours_get_the_annotation_their_commands_imply(tasks, tmp_path):
+    from agentpost.lab.env import Memo
+
+    memo = Memo(tmp_path / "memo.sqlite")
     suite, outs = tasks
     t = suite[0]
     want = {  # behaviour: (I_c, I_v, z, y_c, y_f)
@@ -68,34 +70,38 @@ def test_scripted_behaviours_get_the_annotation_their_commands_imply(tasks):
         ep = scripted_episode(t, b, BACKEND)
         r = record(t, ep, outs[t.id], BACKEND, model=b, run="r0")
         assert (r["I_c"], r["I_v"], r["z"], r["y_c"], r["y_f"]) == expected, b
+        for _ in range(2):  # fills the memo, then answers from it: the sandbox's answers
+            assert record(t, ep, outs[t.id], BACKEND, model=b, run="r0", memo=memo) == r, b
         rows.append(r)
     from_dicts(rows)  # every record is consistent (scvd.records rules)
 
 
 @needs_bwrap
-def test_sc_row_hands_the_students_state_to_the_teacher(tasks):
+def test_d_sc_rows_mask_the_students_prefix_and_match_ftd_row_for_row(tasks, tmp_path):
+    pytest.importorskip("transformers")
+    from agentpost.lab.env import Memo
+    from agentpost.lab.policy import train_tokenizer
+    from agentpost.lab.scvd_data import _repaired, _scripted_rows, match, supervised_tokens
+
     suite, outs = tasks
-    t = suite[1]
-    hasty = scripted_episode(t, "hasty", BACKEND)  # a wrong candidate, never checked
-    row, why = sc_row(t, hasty, outs[t.id], BACKEND)
-    assert why == "kept" and not row.meta["candidate_ok"]
-    trained = [m["content"] for m in row.messages if m["train"]]
-    context = [m["content"] for m in row.messages if m["role"] == "assistant" and not m["train"]]
-    assert context == [hasty.commands[0]]  # the student's own candidate, masked
-    assert (
-        trained[0] == t.check and trained[-1] == "submit" and len(trained) == 4
-    )  # check, fix, check
-    careful = scripted_episode(t, "careful", BACKEND)
-    row, _ = sc_row(t, careful, outs[t.id], BACKEND)
-    assert row.meta["candidate_ok"] and [m["content"] for m in row.messages if m["train"]] == [
-        t.check,
-        "submit",
-    ]
-    no_candidate = scripted_episode(t, "careful", BACKEND)
-    no_candidate.commands = ["ls", "submit"]
-    assert sc_row(t, no_candidate, outs[t.id], BACKEND) == (None, "no candidate")
-    f = ftd_row(t, BACKEND)
-    assert all(m["train"] for m in f.messages if m["role"] == "assistant")
+    sc, pool = _scripted_rows(suite, outs, BACKEND, Memo(tmp_path / "memo.sqlite"))
+    for row, t in zip(sc, suite, strict=True):
+        context = [
+            m["content"] for m in row.messages if m["role"] == "assistant" and not m["train"]
+        ]
+        trained = [m["content"] for m in row.messages if m["train"]]
+        assert len(context) == 3 and context[2] != t.check  # ls, read, the wrong candidate
+        assert trained[0] == t.check and trained[-1] == "submit" and len(trained) == 4
+        assert _repaired(row)  # check, fix, check: the teacher rewrote the candidate
+    texts = [str(m["content"]) for r in sc + [x for v in pool.values() for x in v]
+             for m in r.messages]  # fmt: skip
+    tok = train_tokenizer(texts * 3, 400)
+    pool["nope"] = pool.pop(suite[0].id)  # no FTD row left for the first task
+    kept, ftd = match(sc, pool, tok, 2048)
+    assert [r.meta["task_id"] for r in kept] == [r.meta["task_id"] for r in ftd]
+    assert [r.meta["task_id"] for r in kept] == [t.id for t in suite[1:]]
+    assert all(n > 0 for n in supervised_tokens(kept + ftd, tok, 2048))
+    assert all(m["train"] for r in ftd for m in r.messages if m["role"] == "assistant")
 
 
 @needs_bwrap
@@ -134,4 +140,4 @@ def test_a_replay_that_leaves_the_rollout_is_a_fault_not_a_record(tasks):
     with pytest.raises(InfraError, match="left the rollout at turn 0"):
         record(t, ep, outs[t.id], BACKEND, model="careful", run="r0")
     with pytest.raises(InfraError, match="left the rollout at turn 0"):
-        sc_row(t, ep, outs[t.id], BACKEND)
+        replay_to_candidate(t, ep.commands, outs[t.id], BACKEND, ep.exits, memo=None)

@@ -94,3 +94,29 @@ def test_the_stores_journal_files_are_not_followed(tmp_path: Path):
     except InputError:
         pass  # refused: as good
     assert canaries.untouched(), canaries.changes()
+
+
+@pytest.mark.parametrize("how", ["file", "dir", "readme"])
+def test_lab_tasks_writes_nothing_through_a_link_planted_in_its_folder(tmp_path: Path, how):
+    """``agentpost lab tasks -o OUT`` (and the lab's ``tasks/`` stage) rewrite a family folder
+    that may already exist. On main each task file was written by path (``Path.write_text``,
+    then ``chmod``): ``OUT/train/<id>/tests/test.sh -> a host file`` overwrote that file and
+    made it executable, a planted ``OUT/train -> a host dir`` got the tasks written into it."""
+    from agentpost.lab.taskgen import FAMILIES, family_split
+    from agentpost.lab.tasks import write_family
+
+    canaries = HostCanaries(tmp_path / "host")
+    out = tmp_path / "shared" / "tasks"
+    tid = family_split(2, 1, 1, tuple(FAMILIES), True)["train"][0].id
+    if how == "file":
+        (out / "train" / tid / "tests").mkdir(parents=True)
+        os.symlink(canaries.root / "passwd", out / "train" / tid / "tests" / "test.sh")
+    elif how == "dir":
+        out.mkdir(parents=True)
+        os.symlink(canaries.root / "dir", out / "train")
+    else:
+        (out / "heldout").mkdir(parents=True)
+        os.symlink(canaries.root / "canary.txt", out / "heldout" / "README.md")
+    with pytest.raises(InputError, match="link"):
+        write_family(out, 2, 1, 1, one_slot=True)
+    assert canaries.untouched(), canaries.changes()

@@ -227,3 +227,102 @@ def load_report(html_path: Path, binary: str, width: int = 1200) -> PageResult:
     finally:
         pipe.close()
         shutil.rmtree(user_dir, ignore_errors=True)
+
+
+class Browser:
+    """One headless Chromium page to drive step by step (a fresh profile, no network, killed on
+    ``close``): ``open`` a report, ``eval`` JavaScript in it, ``wait`` until an expression holds.
+    ``errors()``: console errors and uncaught exceptions so far; ``requests()``: every URL the
+    page asked for (the report's own files only, never the network)."""
+
+    def __init__(self, binary: str, width: int = 1200) -> None:
+        self._user_dir = tempfile.mkdtemp(prefix="agentpost-chromium-")
+        self._errors: list[str] = []
+        self._requests: list[str] = []
+        self._pipe = _Pipe(binary, self._user_dir)
+        try:
+            target = self._pipe.call("Target.createTarget", {"url": "about:blank"})["targetId"]
+            self._sid = self._pipe.call(
+                "Target.attachToTarget", {"targetId": target, "flatten": True}
+            )["sessionId"]
+            for m in ("Page.enable", "Runtime.enable", "Log.enable", "Network.enable"):
+                self._pipe.call(m, session=self._sid)
+            self._pipe.call(
+                "Emulation.setDeviceMetricsOverride",
+                {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": False},
+                session=self._sid,
+            )
+        except BaseException:
+            self.close()
+            raise
+
+    def __enter__(self) -> Browser:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def open(self, path: Path, fragment: str = "", ready: str | None = None) -> float:
+        """Navigate to ``path`` (file://, plus ``#fragment``) and wait for the load event and,
+        when given, until the expression ``ready`` is truthy; returns the seconds it took."""
+        # from a blank page: a new fragment of the page open now would not load it again
+        self._navigate("about:blank", time.monotonic() + 30)
+        start = time.monotonic()
+        self._navigate(path.resolve().as_uri() + (f"#{fragment}" if fragment else ""), start + 60)
+        deadline = start + 60
+        if ready:
+            self.wait(ready, timeout=max(1.0, deadline - time.monotonic()))
+        return time.monotonic() - start
+
+    def _navigate(self, url: str, deadline: float) -> None:
+        self._errors += _errors(self._pipe.events)  # kept across pages
+        self._requests += self._asked()
+        self._pipe.events.clear()
+        self._pipe.call("Page.navigate", {"url": url}, session=self._sid)
+        while not any(e.get("method") == "Page.loadEventFired" for e in self._pipe.events):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{url} did not finish loading")
+            self._pipe.call("Runtime.evaluate", {"expression": "1"}, session=self._sid)
+
+    def eval(self, expr: str):
+        """The JSON-able value of the expression (a Promise is awaited)."""
+        r = self._pipe.call(
+            "Runtime.evaluate",
+            {"expression": expr, "returnByValue": True, "awaitPromise": True},
+            session=self._sid,
+            timeout=60,
+        )
+        if "exceptionDetails" in r:
+            raise RuntimeError(f"step failed: {expr}: {r['exceptionDetails']}")
+        return r.get("result", {}).get("value")
+
+    def wait(self, expr: str, timeout: float = 15.0):
+        """Evaluate ``expr`` until it is truthy; its value (TimeoutError with the last value)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            v = self.eval(expr)
+            if v:
+                return v
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"still {v!r}: {expr}")
+            time.sleep(0.02)
+
+    def errors(self) -> list[str]:
+        """Console errors and uncaught exceptions of every page opened so far."""
+        return self._errors + _errors(self._pipe.events)
+
+    def _asked(self) -> list[str]:
+        urls = [e.get("params", {}).get("request", {}).get("url", "")
+                for e in self._pipe.events if e.get("method") == "Network.requestWillBeSent"]  # fmt: skip
+        return [u for u in urls if u != "about:blank"]
+
+    def requests(self) -> list[str]:
+        """Every URL asked for, on every page opened so far (about:blank not counted)."""
+        return self._requests + self._asked()
+
+    def close(self) -> None:
+        pipe = getattr(self, "_pipe", None)
+        if pipe is not None:
+            pipe.close()
+            self._pipe = None
+        shutil.rmtree(self._user_dir, ignore_errors=True)

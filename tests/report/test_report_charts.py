@@ -7,6 +7,7 @@ import re
 import xml.etree.ElementTree as ET
 
 from agentpost.report.explain import trs_caveat
+from agentpost.report.palette import distinct_colors, label, short
 from agentpost.report.svg import agent_colors, bar_chart, line_chart, top_n
 
 
@@ -58,3 +59,42 @@ def test_trs_caveat_uses_this_datas_numbers() -> None:
     text = trs_caveat(models)
     assert "10x the tokens" in text and "under 1.9 points" in text
     assert trs_caveat([{"mean_tokens_m": 2.0}]) is None
+
+
+def test_thirteen_models_wear_thirteen_colours_and_read_as_thirteen_labels() -> None:
+    """Real runs: 13 models, two of them with one last part (openai/gpt-4o, azure/gpt-4o), and
+    dated versions that agree on their first 22 characters."""
+    names = [f"prov{i}/model-{i}" for i in range(9)] + [
+        "openai/gpt-4o", "azure/gpt-4o",
+        "anthropic/claude-sonnet-4-5-20250929", "anthropic/claude-sonnet-4-5-20250514",
+    ]  # fmt: skip
+    with agent_colors(names) as table:
+        labels = [short(n) for n in names]
+        svg = bar_chart(labels, {"tokens": [float(i + 1) for i in range(13)]}, title="t")
+        legend = bar_chart(["x"], {n: [1.0] for n in labels}, title="l", width=900)
+    assert len({table[n] for n in names}) == 13  # no two models one colour
+    assert len(set(labels)) == 13 and "gpt-4o" not in labels and "model-3" in labels
+    shown = re.findall(r'rotate\(-40\)" text-anchor="end">([^<]*)', svg)
+    assert len(shown) == 13 and len(set(shown)) == 13  # cut labels never read alike
+    assert (
+        "…" in "".join(shown) and "<title>anthropic/claude-sonnet-4-5-20250929</title>" not in svg
+    )
+    assert "<title>claude-sonnet-4-5-20250929</title>" in svg  # the whole label on hover
+    assert len(set(_fills(svg))) == 13  # each bar wears its model's colour
+    assert len(set(re.findall(r'<text x="[\d.]+" y="\d+">([^<]*)', legend))) == 13
+    assert len(distinct_colors(60)) == len(set(distinct_colors(60))) == 60
+
+
+def test_unknown_models_and_tasks_read_na_in_every_chart_never_none() -> None:
+    from agentpost.report.efficiency import render
+
+    rows = [{"id": f"t{i}", "task_id": None if i % 2 else f"task{i}", "model": None,
+             "resolved": None, "tokens": 100 + i, "unproductive_turns": 1, "repeated_call_turns": 1,
+             "over_exploration_turns": 0, "tool_error_turns": 0, "check_run_turns": 0}
+            for i in range(4)]  # fmt: skip
+    doc = {"models": [{"model": None, "trajectories": 4, "behaviour_counts": {}}],
+           "trajectories": rows, "groups": []}  # fmt: skip
+    with agent_colors(["NA"]):
+        html = render([("eff.json", doc)], None).body
+        assert label(None, None) == "NA/NA" and label("t", "org/m") == "t/m"
+    assert "None" not in html and ">NA/NA<" in html and ">task0/NA<" in html

@@ -35,19 +35,28 @@ HERO = {
 }
 SCVD = {
     "producer": {
-        "caveat": "Micro scale, scripted teacher.",
-        "teacher": "scripted verify-and-repair",
+        "caveat": "Micro scale, model teacher.",
+        "teacher": "the student trained further on verified behaviour",
     },
     "table": {
         v: {
-            "final_acc_all": _est(0.3, 0.2, 0.4),
+            "pass1": _est(0.3, 0.2, 0.4),
             "EDR": {"mean": None, "ci95": None},
-            "turns": 4.0,
-            "tokens": 300.0,
+            "turns": _est(4.0, 3.5, 4.5),
+            "tokens": _est(300.0, 250.0, 350.0),
             "n": 60,
         }
         for v in ("base", "ftd", "scvd")
     },
+    "directions": [
+        {
+            "name": "scvd_vs_ftd:pass1",
+            "expected": "SCVD beats FTD",
+            "metric": "pass1",
+            "estimate": _est(0.05, -0.02, 0.12),
+            "verdict": "inconclusive",
+        }  # fmt: skip
+    ],
 }
 
 
@@ -55,10 +64,13 @@ def test_lab_section_shows_both_experiments():
     s = render(("lab-hero/hero_lab.json", HERO), ("lab-scvd/scvd_lab.json", SCVD))
     assert s.present and s.provenance == ["lab-hero/hero_lab.json", "lab-scvd/scvd_lab.json"]
     body = s.body
-    assert "Micro scale: directions only." in body and "Micro scale, scripted teacher." in body
+    assert "Micro scale: directions only." in body and "Micro scale, model teacher." in body
     assert "(Δ -37 [-60, -12])" in body  # HERO's token difference against GRPO, with its CI
     assert body.count("<svg") == 2 and "RL step" in body
-    assert "NA" in body and "scripted verify-and-repair" in body
+    assert "NA" in body and "trained further on verified behaviour" in body
+    assert (
+        "scvd_vs_ftd:pass1" in body and "inconclusive" in body and "0.050 [-0.020, 0.120]" in body
+    )
 
 
 def test_lab_section_with_one_experiment():

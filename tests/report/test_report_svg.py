@@ -102,6 +102,9 @@ def test_cwes_sort_numerically_and_per_turn_means_use_the_turns_reached() -> Non
 def test_clipped_category_labels_end_in_an_ellipsis() -> None:
     cats = [f"config-repair/wrong-then-repaired-{i}" for i in range(9)] + ["short"]
     svg = bar_chart(cats, {"a": [1.0] * 10}, title="t")  # > 8 categories: rotated labels
-    assert ">config-repair/wrong-t…<" in svg and ">short<" in svg
+    # cut at the end they would all read "config-repair/wrong-t…": cut in the middle instead
+    assert ">config-…hen-repaired-0<" in svg and ">config-…hen-repaired-8<" in svg
+    assert ">short<" in svg and ">config-repair/wrong-t…<" not in svg
     svg = bar_chart(["a-very-long-category-name", "b"], {"a": [1.0, 2.0]}, title="t", width=200)
-    assert ">a-very-long-category-name</text>" not in svg and "…</text>" in svg  # full in <title>
+    assert ">a-very-long-category-name</text>" not in svg
+    assert "…<title>a-very-long-category-name</title></text>" in svg  # whole on hover

@@ -12,6 +12,8 @@ Layer: edges.
 from __future__ import annotations
 
 import json
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import typer
@@ -24,6 +26,7 @@ from agentpost.commands._options import (
     read_trajectory_files,
     task_option,
 )
+from agentpost.commands._progress import bar, progress_option
 from agentpost.errors import InputError
 from agentpost.hero.config import ABLATIONS
 from agentpost.intervals import RESAMPLES
@@ -86,9 +89,11 @@ def efficiency(
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
     agents: list[str] | None = agent_option(),
     tasks: list[str] | None = task_option(),
+    progress: bool | None = progress_option(),
 ) -> None:
     """Token efficiency, unproductive behaviours and entropy association per trajectory and agent."""
-    from agentpost.hero.analyze import analyze
+    from agentpost.hero.analyze import Analysis
+    from agentpost.trajectory.inputs import Stream
 
     if entropy_tokens not in ("all", "action_only"):
         raise InputError(
@@ -98,36 +103,54 @@ def efficiency(
         if value < 0:
             raise InputError(None, flag, "must be at least " + ("1" if "topk" in flag else "0"))
     priced = prices(price_in, price_cached, price_out, price_unit)  # None: relative 1 and 1
-    trajs, _ = read_trajectory_files(files, "no trajectories: nothing to analyse", agents, tasks)
-    models = sorted({t.model for t in trajs if t.model})
-    if baseline is not None and baseline not in models:  # else rel.cost is silently all "-"
-        known = ", ".join(models[:8]) + (", ..." if len(models) > 8 else "")
-        raise InputError(
-            None, "--baseline", f"no trajectory of model {baseline!r} (models: {known})"
-        )
-    doc = analyze(
-        trajs,
-        repeat_window=_window(repeat_window),
-        entropy_topk=entropy_topk,
-        entropy_renorm=not entropy_tail,
-        entropy_tokens=entropy_tokens,
-        prices=priced,
-        baseline=baseline,
-        n_boot=bootstrap,
-        seed=seed,
-        inputs=[str(f) for f in files],
-    )
-    text = json.dumps(doc, ensure_ascii=False)
+    acc = Analysis(repeat_window=_window(repeat_window), entropy_topk=entropy_topk,
+                   entropy_renorm=not entropy_tail, entropy_tokens=entropy_tokens, prices=priced,
+                   baseline=baseline, n_boot=bootstrap, seed=seed,
+                   inputs=[str(f) for f in files])  # fmt: skip
+    stream = Stream([(str(f), f) for f in files], agents, tasks)
+    with bar("reading", progress, as_json) as stream.progress:
+        for _, t in stream:  # one at a time: only each trajectory's row is kept
+            acc.add(t)
+        if not stream.read:
+            raise InputError(files[0], None, "no trajectories: nothing to analyse")
+        stream.finish()
+        models = sorted(m for m in acc.sums if m)
+        if baseline is not None and baseline not in models:  # else rel.cost is silently all "-"
+            known = ", ".join(models[:8]) + (", ..." if len(models) > 8 else "")
+            raise InputError(
+                None, "--baseline", f"no trajectory of model {baseline!r} (models: {known})"
+            )
+        if stream.progress is not None:
+            stream.progress.stage("bootstrap and groups")
+        doc = acc.document()
     if out is not None:
         from agentpost.documents.write import atomic_write
 
-        atomic_write(out, text + "\n")  # refuses a FIFO or device
+        atomic_write(out, (c.encode() for c in _json_chunks(doc, "\n")))  # refuses a FIFO
     if as_json:
-        typer.echo(text)
+        for chunk in _json_chunks(doc, "\n"):
+            sys.stdout.write(chunk)
+        sys.stdout.flush()
     else:
         from agentpost.hero.tables import print_efficiency
 
         print_efficiency(doc)
+
+
+def _json_chunks(doc: dict, end: str = "") -> Iterator[str]:
+    """``json.dumps(doc, ensure_ascii=False) + end`` in pieces, the trajectory rows one at a
+    time (100,000 rows never make one string)."""
+    yield "{"
+    for k, (key, value) in enumerate(doc.items()):
+        yield (", " if k else "") + json.dumps(key) + ": "
+        if key == "trajectories" and isinstance(value, list):
+            yield "["
+            for i, row in enumerate(value):
+                yield (", " if i else "") + json.dumps(row, ensure_ascii=False)
+            yield "]"
+        else:
+            yield json.dumps(value, ensure_ascii=False)
+    yield "}" + end
 
 
 def _read_trajectories(files: list[Path], tasks: list[str] | None = None) -> list:

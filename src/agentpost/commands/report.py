@@ -10,6 +10,7 @@ from pathlib import Path
 import typer
 
 from agentpost.commands._options import agent_option, output_file, task_option
+from agentpost.commands._progress import bar, progress_option
 
 
 def register(app: typer.Typer) -> None:
@@ -30,8 +31,9 @@ def report(
     agent_b: str | None = typer.Option(None, "--agent-b", help="With --compare: agent of B."),
     agents: list[str] | None = agent_option(),
     tasks: list[str] | None = task_option(),
+    progress: bool | None = progress_option(),
 ) -> None:
-    """Render a self-contained HTML report for any run directory; prints its path."""
+    """Render an offline HTML report for any run directory (a large run's trajectories in a folder beside it); prints its path."""
     import sys
 
     from agentpost.report.build import render_run_dir
@@ -41,5 +43,8 @@ def report(
 
     if out is not None and out.suffix == ".html":
         output_file(out)
-    print(render_run_dir(run_dir, out, warn, compare_to=compare, agents=(agent_a, agent_b),
-                         only_agents=agents, only_tasks=tasks, require=True))  # fmt: skip
+    with bar("reading", progress) as shown:
+        path = render_run_dir(run_dir, out, warn, compare_to=compare, agents=(agent_a, agent_b),
+                              only_agents=agents, only_tasks=tasks, require=True,
+                              progress=shown)  # fmt: skip
+    print(path)

@@ -12,6 +12,7 @@ from pathlib import Path
 import typer
 
 from agentpost.commands._options import agent_option, output_file, task_option
+from agentpost.commands._progress import bar, progress_option
 from agentpost.documents.formats import fmt, producer
 from agentpost.documents.write import atomic_write, write_json
 from agentpost.errors import InputError
@@ -55,6 +56,7 @@ def summary(
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
     agents: list[str] | None = agent_option(),
     tasks: list[str] | None = task_option(),
+    progress: bool | None = progress_option(),
 ) -> None:
     """Per agent: the behaviours that cost it most (effect sizes, 95% intervals, example trajectories) and the training signal to build next, with its command."""
     from agentpost.report.rundata import from_found
@@ -63,12 +65,16 @@ def summary(
     from agentpost.report.verdict_view import lines
 
     found = scan(run_dir.resolve())
-    data = from_found(run_dir.resolve(), found, agents, tasks)
-    if not data.rows and not data.grades:
-        raise nothing_here(run_dir, found)
-    rows = [dict(r, file=str(run_dir / r["file"]) if r.get("file") else None)
-            for r in data.rows.values()]  # fmt: skip
-    doc = verdict(rows, data.records, data.grades, n_boot=bootstrap, seed=seed, suite=data.suite)
+    with bar("reading", progress, as_json) as shown:
+        data = from_found(run_dir.resolve(), found, agents, tasks, progress=shown)
+        if not data.rows and not data.grades:
+            raise nothing_here(run_dir, found)
+        if shown is not None:
+            shown.stage("bootstrap")
+        rows = [dict(r, file=str(run_dir / r["file"]) if r.get("file") else None)
+                for r in data.rows.values()]  # fmt: skip
+        doc = verdict(rows, data.records, data.grades, n_boot=bootstrap, seed=seed,
+                      suite=data.suite)  # fmt: skip
     _mark_unavailable(doc)
     doc["producer"] = producer(verdict, run_dir=str(run_dir), bootstrap=bootstrap, seed=seed,
                                agents=agents, tasks=tasks)  # fmt: skip

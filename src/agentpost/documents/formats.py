@@ -82,6 +82,8 @@ _ROWS = [
     Format("agentpost.lab-family", 1, "family.json", "agentpost lab hero"),
     Format("agentpost.lab-hero", 1, "hero_lab.json", "agentpost lab hero", "lab_hero"),
     Format("agentpost.lab-scvd", 1, "scvd_lab.json", "agentpost lab scvd", "lab_scvd"),
+    Format("agentpost.lab-results", 1, "results.json", "agentpost lab results"),
+    Format("agentpost.lab-preflight", 1, "preflight.json", "agentpost lab preflight"),
     Format("agentpost.tasks-check", 1, "(stdout)", "agentpost tasks check --json"),
     Format("agentpost.swebench-gate", 1, "<cache>/gates/<image>.json", "agentpost tasks check"),
     Format("agentpost.compare", 1, "compare.json", "agentpost compare"),

@@ -111,10 +111,11 @@ def output_folder(path: str | Path, root: str | Path | None = None) -> Iterator[
 
 
 def atomic_write(path: str | Path, data: bytes | str | Iterable[bytes], *,
-                 root: str | Path | None = None) -> Path:  # fmt: skip
+                 root: str | Path | None = None, mode: int | None = None) -> Path:  # fmt: skip
     """Write ``data`` (bytes, text as UTF-8, or an iterable of byte chunks, streamed) to
     ``path`` atomically; creates the folders (below ``root`` by descent: module docstring).
-    Returns ``path``."""
+    ``mode`` (e.g. ``0o755``) is set on the new file's own fd before it takes the name (a
+    ``chmod`` by path afterwards could follow a link put there meanwhile). Returns ``path``."""
     path = Path(path)
     chunks = (
         [data.encode() if isinstance(data, str) else data]
@@ -122,11 +123,11 @@ def atomic_write(path: str | Path, data: bytes | str | Iterable[bytes], *,
         else data
     )
     with output_folder(path, root) as d:
-        _write_in(d, path, chunks)
+        _write_in(d, path, chunks, mode)
     return path
 
 
-def _write_in(d: int, path: Path, chunks: Iterable[bytes]) -> None:
+def _write_in(d: int, path: Path, chunks: Iterable[bytes], mode: int | None) -> None:
     name = path.name
     try:
         why = _refusal(os.stat(name, dir_fd=d, follow_symlinks=False).st_mode)
@@ -144,6 +145,8 @@ def _write_in(d: int, path: Path, chunks: Iterable[bytes]) -> None:
             for chunk in chunks:
                 f.write(chunk)
             f.flush()
+            if mode is not None:
+                os.fchmod(f.fileno(), mode)
             os.fsync(f.fileno())
         os.replace(tmp, name, src_dir_fd=d, dst_dir_fd=d)
     except BaseException as e:

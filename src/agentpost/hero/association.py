@@ -83,10 +83,18 @@ def _bootstrap_ci(
     if len(ids) < MIN_N or n_boot <= 0 or point_biserial(flag, h) is None:
         return None  # below intervals.MIN_N trajectories: too few for an interval
     rng = np.random.default_rng(seed)
-    members = [np.flatnonzero(traj == t) for t in ids]
+    # the turns of trajectory j are order[start[j]:start[j] + size[j]] (ascending, as
+    # np.flatnonzero(traj == ids[j]) gives them): one sort, not one scan of K turns per trajectory
+    order = np.argsort(traj, kind="stable")
+    size = np.unique(traj, return_counts=True)[1]
+    start = np.concatenate([[0], np.cumsum(size)[:-1]])
     stats = []
     for _ in range(n_boot):
-        pick = np.concatenate([members[j] for j in rng.integers(0, len(ids), len(ids))])
+        js = rng.integers(0, len(ids), len(ids))
+        n = size[js]
+        ends = np.cumsum(n)
+        # the concatenation of the picked trajectories' turns, in the order they were drawn
+        pick = order[np.repeat(start[js] - ends + n, n) + np.arange(ends[-1])]
         r = point_biserial(flag[pick], h[pick])
         if r is not None:
             stats.append(r)

@@ -131,6 +131,9 @@ CLASSIFIERS: dict[str, Any] = {
 
 _SEPARATORS = re.compile(r"&&|\|\||[;|\n]")
 _REDIRECT = re.compile(r"(\d?>>?|&>)\s*(?!&\d)(\S+)")
+_SPACES = re.compile(r"\s+")
+_TEE = re.compile(r"\btee\b")
+_TEE_TARGET = re.compile(r"\btee\s+(?:-a\s+)?(\S+)")
 
 
 @dataclass(frozen=True)
@@ -155,7 +158,7 @@ def signature(call: ToolCall) -> str:
         text = json.dumps(args, sort_keys=True, separators=(",", ":"), default=str)
     except (TypeError, ValueError):
         text = str(args)
-    return re.sub(r"\s+", " ", f"{call.name.lower()}:{text}").strip()
+    return _SPACES.sub(" ", f"{call.name.lower()}:{text}").strip()
 
 
 # git options that come before the subcommand and take a separate value (`git -C repo status`)
@@ -176,21 +179,34 @@ def _subcommand_words(head: str, words: list[str]) -> list[str]:
     return []
 
 
+_SHLEX_SPECIAL = re.compile(r"['\"\\]")
+_SHLEX_SPACE = re.compile(r"[ \t\r\n]+")
+
+
+def shell_words(segment: str, fallback: str | None = None) -> list[str]:
+    """``shlex.split(segment)``, else (unbalanced quotes) ``(fallback or segment).split()``. A segment
+    without quotes or backslashes is split on shlex's whitespace directly: the same words,
+    without shlex's character-by-character reader (most of detect's time on real logs)."""
+    if not _SHLEX_SPECIAL.search(segment):
+        return [w for w in _SHLEX_SPACE.split(segment) if w]
+    try:
+        return shlex.split(segment)
+    except ValueError:
+        return (segment if fallback is None else fallback).split()
+
+
 def command_is_read_only(command: str, lists: dict[str, Any] = CLASSIFIERS) -> bool:
     """True if every segment of a shell command is a read-only head and nothing is written."""
     for target in (m.group(2) for m in _REDIRECT.finditer(command)):
         if target != "/dev/null":
             return False
-    if "<<" in command or re.search(r"\btee\b", command):
+    if "<<" in command or _TEE.search(command):
         return False
     for segment in _SEPARATORS.split(command):
         segment = _REDIRECT.sub(" ", segment).strip()
         if not segment:
             continue
-        try:
-            words = shlex.split(segment)
-        except ValueError:
-            words = segment.split()
+        words = shell_words(segment)
         if not words:
             continue
         head = words[0].rsplit("/", 1)[-1]
@@ -258,7 +274,7 @@ def written_paths(call: ToolCall, lists: dict[str, Any] = CLASSIFIERS) -> set[st
                 and m.group(2) != "/dev/null"
             ):
                 out.add(m.group(2))
-        out |= {m.group(1) for m in re.finditer(r"\btee\s+(?:-a\s+)?(\S+)", call.command)}
+        out |= {m.group(1) for m in _TEE_TARGET.finditer(call.command)}
     elif isinstance(call.arguments, dict):
         name = call.name.lower()
         whole = name in lists["creating_tools"] or call.arguments.get("command") == "create"
@@ -281,10 +297,7 @@ def runs_written(
     if call is None or not call.command or not written:
         return False
     for segment in _SEPARATORS.split(call.command):
-        try:
-            words = shlex.split(_REDIRECT.sub(" ", segment))
-        except ValueError:
-            words = segment.split()
+        words = shell_words(_REDIRECT.sub(" ", segment), fallback=segment)
         if not words:
             continue
         head = words[0].rsplit("/", 1)[-1]
@@ -324,17 +337,18 @@ def turn_has_error(turn: Turn, lists: dict[str, Any] = CLASSIFIERS) -> bool:
     return misuse or check
 
 
-def _repeated(turns: list[Turn], window: str | int, lists: dict[str, Any]) -> list[bool]:
+def _repeated(turns: list[Turn], window: str | int, read_only: list[list[bool]]) -> list[bool]:
+    """Per turn: does a call repeat an earlier one (``read_only[k][j]``: call j of turn k)."""
     seen: dict[str, int] = {}  # signature → turn index of its latest occurrence
     out = []
     for k, turn in enumerate(turns):
         flag = False
-        for call in turn.tool_calls:
+        for j, call in enumerate(turn.tool_calls):
             sig = signature(call)
             last = seen.get(sig)
             if last is not None and (not isinstance(window, int) or k - last <= window):
                 flag = True
-            if window == "since_last_write" and not call_is_read_only(call, lists):
+            if window == "since_last_write" and not read_only[k][j]:
                 seen.clear()  # the write itself stays the "earlier call" of what follows
             seen[sig] = k
         out.append(flag)
@@ -353,7 +367,8 @@ def detect(
             f"repeat_window must be since_last_write, anywhere or an int: {repeat_window!r}"
         )
     turns = trajectory.turns
-    ro = [turn_is_read_only(t, lists) for t in turns]
+    calls_ro = [[call_is_read_only(c, lists) for c in t.tool_calls] for t in turns]  # once each
+    ro = [all(x) for x in calls_ro]
     run = lists["over_exploration_run"]
     over = [False] * len(turns)
     start = 0
@@ -362,7 +377,7 @@ def detect(
             if k - start >= run:
                 over[start:k] = [True] * (k - start)
             start = k + 1
-    rep = _repeated(turns, repeat_window, lists)
+    rep = _repeated(turns, repeat_window, calls_ro)
     out, written = [], set()
     for k, t in enumerate(turns):
         for call in t.tool_calls:  # a script written in this turn can be run in it too

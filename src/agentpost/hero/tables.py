@@ -39,6 +39,19 @@ def _table(
     return t
 
 
+MAX_GROUPS = 40  # the terminal table lists at most this many (model, task) groups
+
+
+def _widest(groups: list[dict]) -> list[dict]:
+    """All groups, or past ``MAX_GROUPS`` those of widest C_max/C_min (in their order): an RL
+    run has thousands."""
+    if len(groups) <= MAX_GROUPS:
+        return groups
+    ratio = [(g.get("variation") or {}).get("cmax_cmin") for g in groups]
+    top = sorted(range(len(groups)), key=lambda i: (ratio[i] is None, -(ratio[i] or 0), i))
+    return [groups[i] for i in sorted(top[:MAX_GROUPS])]
+
+
 def print_efficiency(doc: dict) -> None:
     version = doc["producer"]["args"]["classifiers_version"]
     models = doc["models"]
@@ -79,6 +92,7 @@ def print_efficiency(doc: dict) -> None:
             ],
         )
     )
+    shown = _widest(doc["groups"])
     console.print(
         _table(
             "Efficiency variation among the resolved rollouts (res of n) of each task",
@@ -94,10 +108,13 @@ def print_efficiency(doc: dict) -> None:
                     _fmt(r["variation"]["p90_p10"], ".2f"),
                     _fmt(r["variation"]["cv"], ".2f"),
                 ]
-                for r in doc["groups"]
+                for r in shown
             ],
         )
     )
+    if len(shown) < len(doc["groups"]):
+        console.print(f"(the {len(shown)} groups of widest variation of {len(doc['groups'])}; "
+                      "--json or -o has them all)")  # fmt: skip
     for m in models:
         a = m["association"]
         if a:

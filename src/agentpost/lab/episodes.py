@@ -13,11 +13,11 @@ Layer: io.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from agentpost import __version__
-from agentpost.lab.env import LabEnv
-from agentpost.lab.transcript import SUBMIT, messages, plans
+from agentpost.lab.env import LabEnv, Memo
+from agentpost.lab.plans import task_plans
+from agentpost.lab.transcript import SUBMIT, messages
 from agentpost.sandbox.base import Backend
 from agentpost.sft.rows import SFTRow, make_row
 from agentpost.tasks.model import Task
@@ -53,21 +53,13 @@ class Episode:
         return self.prompt_tokens + sum(self.turn_tokens)
 
 
-def last_command(script: Path) -> str:
-    """The command of a generated one-line solution script (its last non-comment line)."""
-    lines = [ln for ln in script.read_text().splitlines() if ln.strip() and not ln.startswith("#")]
-    return lines[-1]
-
-
-def task_plans(task: Task) -> dict[str, list[str]]:
-    return plans(task.explore, last_command(task.solution_script),
-                 last_command(task.wrong_solutions[0]), task.check or "true")  # fmt: skip
-
-
-def scripted_episode(task: Task, behaviour: str, backend: Backend) -> Episode:
-    ep = Episode(task.id, f"scripted/{behaviour}", task.instruction)
-    with LabEnv(task, backend) as env:
-        for cmd in task_plans(task)[behaviour]:
+def scripted_episode(
+    task: Task, behaviour: str, backend: Backend, memo: Memo | None = None, teacher: bool = False
+) -> Episode:
+    who = "teacher" if teacher else "scripted"
+    ep = Episode(task.id, f"{who}/{behaviour}", task.instruction)
+    with LabEnv(task, backend, memo) as env:
+        for cmd in task_plans(task, teacher)[behaviour]:
             obs, done = env.step(cmd)
             ep.commands.append(cmd)
             ep.observations.append(None if done else obs)

@@ -25,8 +25,14 @@ def _permute(w: Any, n_head: int) -> Any:
 
 
 def _tokenizer_fields(tok: Any) -> tuple[list[str], list[int], list[str]]:
-    """(tokens by id, token types, merges) of a fast byte-level BPE tokenizer."""
+    """(tokens by id, token types, merges) of a fast byte-level BPE tokenizer; a tokenizer
+    whose merges cross GPT-2's pieces (the lab's default, ``policy.train_tokenizer``) is refused:
+    llama.cpp would split its text otherwise and feed the model other ids."""
     state = json.loads(tok.backend_tokenizer.to_str())
+    if "Punctuation" not in json.dumps(state.get("pre_tokenizer")):
+        raise ValueError("this tokenizer merges across GPT-2 pre-tokenizer pieces; llama.cpp "
+                         "would tokenize it differently: train it with "
+                         "train_tokenizer(..., llama_compatible=True)")  # fmt: skip
     vocab: dict[str, int] = dict(state["model"]["vocab"])
     for added in state.get("added_tokens", []):
         vocab[added["content"]] = added["id"]

@@ -36,22 +36,35 @@ class PolicySize:
         check(self, rules)
 
 
-def train_tokenizer(texts: Iterable[str], vocab_size: int = 1024) -> Any:
-    """Byte-level BPE over ``texts`` (rendered transcripts), with the transcript's specials;
-    whitespace is never merged into a word."""
+SYNTAX_SPLIT = r"['\"/.,\n]"
+
+
+def train_tokenizer(texts: Iterable[str], vocab_size: int = 1024, *,
+                    llama_compatible: bool = False) -> Any:  # fmt: skip
+    """Byte-level BPE over ``texts`` (rendered transcripts), with the transcript's specials.
+
+    Default (the experiments): quotes, slashes, dots, commas and newlines are each their own
+    piece, so a name is one token wherever the family writes it (``jobs`` in "/app/jobs.csv",
+    ``timeout`` in "'timeout'", ``score`` in '"score"'), and everything else may merge: the
+    commands' fixed syntax (``awk -F, 'NR==1{for(``, `` > /app``) becomes a few tokens, so a
+    command is 17-23 tokens to sample, not 68-87 with every punctuation mark on its own
+    (measured on the lab's commands). ``llama_compatible``: every whitespace character and
+    punctuation mark its own piece, so no merge crosses a GPT-2 pre-tokenizer boundary and
+    llama.cpp (``lab.gguf``, which can only name GPT-2's regex) tokenizes exactly as HF does."""
     import transformers
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
 
     tok = Tokenizer(models.BPE())
-    # Each whitespace character and each punctuation mark is its own piece, so a name is one
-    # token wherever it stands: ``jobs`` in "/app/jobs.csv" and in "head jobs.csv", ``timeout``
-    # in "'timeout'" (byte-level BPE's usual " jobs" and "'t" pieces would make copying a name
-    # from the instruction a learned mapping, not a copy).
-    tok.pre_tokenizer = pre_tokenizers.Sequence(
-        [pre_tokenizers.Split(Regex(r"\s"), behavior="isolated"),
-         pre_tokenizers.Punctuation(behavior="isolated"),
-         pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)]
-    )  # fmt: skip
+    byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
+    if llama_compatible:
+        tok.pre_tokenizer = pre_tokenizers.Sequence(
+            [pre_tokenizers.Split(Regex(r"\s"), behavior="isolated"),
+             pre_tokenizers.Punctuation(behavior="isolated"), byte_level]
+        )  # fmt: skip
+    else:
+        tok.pre_tokenizer = pre_tokenizers.Sequence(
+            [pre_tokenizers.Split(Regex(SYNTAX_SPLIT), behavior="isolated"), byte_level]
+        )
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size,

@@ -18,8 +18,8 @@ succeeds gives RL no signal to compare.
 Families (``FAMILIES``):
 - ``count-word``: count the lines of a log containing a word, exact case (wrong: ``grep -ci``);
 - ``column-values``: one CSV column by name, without the header (wrong: header kept);
-- ``filter-rows``: CSV rows whose field equals a value, header first (wrong: ``grep`` substring,
-  which also keeps ``reopened`` when asked for ``open``).
+- ``filter-rows``: CSV rows whose field equals a value, header first (oracle: ``grep -w``;
+  wrong: ``grep`` substring, which also keeps ``reopened`` when asked for ``open``).
 
 The expected answer is computed here with Python semantics equal to the oracle's shell command
 and ships as the hidden ``tests/expected.txt``; the generator rerolls an instance until the wrong
@@ -151,14 +151,16 @@ _FIND = 'NR==1{for(i=1;i<=NF;i++)if($i == "%s")c=i'
 
 
 def _commands(family: str, p: dict[str, str]) -> dict[str, object]:
-    """Oracle, wrong, check and explore commands of one instance (absolute paths)."""
+    """Oracle, wrong, check and explore commands of one instance (absolute paths). Each is
+    short (a policy samples every token of it at temperature 1) and the wrong candidate is one
+    plausible slip from the oracle (``-i``, the header kept, a substring match)."""
     f, out = f"/app/{p['file']}", f"/app/{p['out']}"
     if family == "count-word":
         w = p["word"]
         return {
             "oracle": f"grep -c '{w}' {f} > {out}",
             "wrong": f"grep -ci '{w}' {f} > {out}",
-            "check": f'test "$(cat {out})" -eq "$(grep \'{w}\' {f} | wc -l)" && cat {out}',
+            "check": f"grep -c '{w}' {f} | diff - {out}",
             "explore": ["ls", f"head -5 {f}", f"wc -l {f}"],
         }
     if family == "column-values":
@@ -166,16 +168,15 @@ def _commands(family: str, p: dict[str, str]) -> dict[str, object]:
         return {
             "oracle": f"awk -F, '{find};next}}{{print $c}}' {f} > {out}",
             "wrong": f"awk -F, '{find}}}{{print $c}}' {f} > {out}",
-            "check": f"! grep -qx '{p['field']}' {out} && "
-            f'test "$(wc -l < {out})" -eq "$(($(wc -l < {f}) - 1))" && head -3 {out}',
+            "check": f"! grep -qx '{p['field']}' {out} && head -3 {out}",
             "explore": ["ls", f"head -3 {f}", f"wc -l {f}"],
         }
-    find, v = _FIND % p["field"], p["value"]
+    v = p["value"]
     return {
-        "oracle": f"awk -F, '{find};print;next}}$c == \"{v}\"' {f} > {out}",
-        "wrong": f"{{ head -n 1 {f}; tail -n +2 {f} | grep '{v}'; }} > {out}",
-        "check": f"awk -F, '{find};next}}$c != \"{v}\"{{bad=1}}END{{exit bad}}' {out} && cat {out}",
-        "explore": ["ls", f"head -3 {f}", f"cut -d, -f1- {f} | tail -n +2 | wc -l"],
+        "oracle": f"{{ head -n 1 {f}; grep -w '{v}' {f}; }} > {out}",
+        "wrong": f"{{ head -n 1 {f}; grep '{v}' {f}; }} > {out}",
+        "check": f"! tail -n +2 {out} | grep -vw '{v}'",
+        "explore": ["ls", f"head -3 {f}", f"wc -l {f}"],
     }
 
 
@@ -202,8 +203,10 @@ def _script(cmd: str, note: str) -> str:
 
 _TEST_SH = """#!/usr/bin/env bash
 # Hidden evaluator: the output must equal the expected answer (a missing final newline is fine).
+# A pipeline, not a process substitution: bash waits for every stage of a pipeline, while a
+# substituted process may outlive the script, which the verifier counts against the run.
 mkdir -p /logs/verifier
-if [ -f /app/{out} ] && diff <(sed -e '$a\\' /app/{out}) /tests/expected.txt > /dev/null; then
+if [ -f /app/{out} ] && sed -e '$a\\' /app/{out} | diff - /tests/expected.txt > /dev/null; then
   echo 1 > /logs/verifier/reward.txt
 else
   echo 0 > /logs/verifier/reward.txt

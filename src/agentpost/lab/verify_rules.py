@@ -27,7 +27,7 @@ import shlex
 from dataclasses import dataclass
 
 from agentpost.errors import InfraError
-from agentpost.lab.env import LabEnv
+from agentpost.lab.env import LabEnv, Memo
 from agentpost.lab.episodes import Episode
 from agentpost.lab.transcript import SUBMIT
 from agentpost.sandbox.base import Backend
@@ -73,13 +73,15 @@ def annotate_commands(commands: list[str], exits: list[int | None], out: str, t_
 
 
 def replay_to_candidate(
-    task: Task, commands: list[str], out: str, backend: Backend, exits: list | None = None
-):
+    task: Task, commands: list[str], out: str, backend: Backend, exits: list | None = None,
+    memo: Memo | None = None,
+):  # fmt: skip
     """(t_c, env at the state right after t_c, observations replayed) or (None, None, obs).
     The caller closes the env. ``exits`` are the rollout's own exit codes: a replayed command
     that ends otherwise (a timeout under load, a kill) means the replay is not the state the
-    policy reached, an ``InfraError``, never a record of it."""
-    env = LabEnv(task, backend)
+    policy reached, an ``InfraError``, never a record of it. With ``memo`` an all-scripted
+    prefix is answered by the memo (``lab.env``), the same answers a fresh sandbox gives."""
+    env = LabEnv(task, backend, memo)
     observations: list[str] = []
     try:
         for i, cmd in enumerate(commands):
@@ -90,13 +92,10 @@ def replay_to_candidate(
             if exits is not None and i < len(exits) and env.exits[-1] != exits[i]:
                 raise InfraError(f"{task.id}: the replay left the rollout at turn {i}: exit "
                                  f"{env.exits[-1]}, the rollout's {exits[i]}")  # fmt: skip
-            probe = env.box.exec(f"test -f {shlex.quote(out)}", cwd=task.workdir, timeout_s=5)
-            if probe.timed_out or probe.killed:
-                # the probe is ours, not the policy's: a probe that could not answer is a fault
-                # (a non-zero exit, e.g. the policy removed its work dir, reads as no candidate)
-                raise InfraError(f"{task.id}: candidate probe after turn {i} failed: "
-                                 f"exit {probe.exit_code}, killed {probe.killed}")  # fmt: skip
-            if probe.exit_code == 0:
+            # the probe is ours, not the policy's: one that cannot answer is a fault (``look``
+            # raises); a non-zero exit (e.g. the policy removed its work dir) is no candidate
+            code, _ = env.look(f"test -f {shlex.quote(out)}")
+            if code == 0:
                 return i, env, observations
     except BaseException:
         env.close()
@@ -105,9 +104,12 @@ def replay_to_candidate(
     return None, None, observations
 
 
-def record(task: Task, ep: Episode, out: str, backend: Backend, *, model: str, run: str) -> dict:
+def record(
+    task: Task, ep: Episode, out: str, backend: Backend, *, model: str, run: str,
+    memo: Memo | None = None,
+) -> dict:  # fmt: skip
     """The SCVD metric record of one lab episode (``scvd.records.from_dicts`` shape)."""
-    t_c, env, _ = replay_to_candidate(task, ep.commands, out, backend, ep.exits)
+    t_c, env, _ = replay_to_candidate(task, ep.commands, out, backend, ep.exits, memo)
     y_c = None
     try:
         ann = annotate_commands(ep.commands, ep.exits, out, t_c)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentpost.report.html import cell, details, note, table
+from agentpost.report.html import capped, cell, details, note, table
+from agentpost.report.palette import short
 from agentpost.report.svg import bar_chart
 
 
@@ -29,7 +30,7 @@ def _advantage_chart(rollouts: list[dict[str, Any]]) -> str:
         for r, m in zip(rollouts, means, strict=True):
             if m is not None:
                 cells.setdefault((str(r.get("group")), str(r.get("agent"))), []).append(m)
-        series = {a.split("/")[-1]: [_mean(cells.get((g, a), [])) for g in groups] for a in agents}
+        series = {short(a): [_mean(cells.get((g, a), [])) for g in groups] for a in agents}
         return bar_chart(
             groups,
             series,
@@ -75,12 +76,15 @@ def advantage_part(adv: dict[str, Any]) -> str:
             ]
         )
     head = note(adv["note"]) if adv.get("note") else ""
+    listed, cut = capped(rows, lambda r: r[1], "largest groups",
+                         "the advantages JSON has them all")  # fmt: skip
     tab = table(
-        ["group", "rollouts", "resolved", "p", "gate w", "min mean adv.", "max mean adv."], rows
+        ["group", "rollouts", "resolved", "p", "gate w", "min mean adv.", "max mean adv."], listed
     )
     return (
         head
         + (_advantage_chart(rollouts) if rollouts else "")
+        + cut
         + details(f"Per group ({len(rows)} groups)", tab)
         + (f"<p>Clipped fraction of turn tokens: {cell(adv.get('clipped_fraction'))}.</p>")
     )

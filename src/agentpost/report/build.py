@@ -27,6 +27,7 @@ from agentpost.report import (
     glance,
     joined,
     lab,
+    rundata,
     runs,
     security,
     tokens,
@@ -36,21 +37,11 @@ from agentpost.report import (
 from agentpost.report.html import Section, cell, note, page, producer_line, table
 from agentpost.report.palette import agent_colors
 from agentpost.report.scan import KINDS, Found, classify_json, nothing_here, scan  # noqa: F401 (classify_json: its old home, until 0.3)
+from agentpost.report.viewer_store import Shards
 
 
 def _one(found: Found, kind: str) -> tuple[str, Any] | None:
     return found.files[kind][0] if found.files[kind] else None
-
-
-def _dedup(files: list[tuple[str, list]]) -> list[tuple[str, list]]:
-    seen: set[str] = set()
-    out = []
-    for src, trajs in files:
-        fresh = [t for t in trajs if t.id not in seen]
-        seen.update(t.id for t in fresh)
-        if fresh:
-            out.append((src, fresh))
-    return out
 
 
 def _overview(run_dir: Path, found: Found, sections: list[Section]) -> Section:
@@ -112,10 +103,31 @@ def _guarded(key: str, title: str, kinds: tuple[str, ...], found: Found, fn) -> 
         return Section(key, title, note(why, strong=True), present=False)
 
 
-def build_sections(run_dir: Path, found: Found) -> list[Section]:
+def build_sections(
+    run_dir: Path, found: Found, shards: Shards, *, agents: list[str] | None = None,
+    tasks: list[str] | None = None, progress: Any = None, compare_to: Path | None = None,
+    compare_agents: tuple[str | None, str | None] = (None, None),
+) -> list[Section]:  # fmt: skip
+    """Every section of the report of ``run_dir``: its trajectories are read once, one at a
+    time (only ``agents``' and ``tasks``' when given; ``progress`` sees each line), each one's
+    viewer entry going to ``shards``. ``compare_to``: a second run directory (its compare
+    section second)."""
     f, one = found.files, partial(_one, found)
+    gather = joined.Gather(shards)
+    data = rundata.from_found(run_dir, found, agents, tasks, on_trajectory=gather,
+                              progress=progress)  # fmt: skip
+    if progress is not None:
+        progress.stage("rendering")
+    with agent_colors(joined.agent_names(found, data, gather)):
+        out = _sections(run_dir, found, data, gather, f, one)
+        if compare_to is not None:
+            out.insert(1, joined.compare_section(run_dir, compare_to, *compare_agents))
+    return out
+
+
+def _sections(run_dir: Path, found: Found, data, gather, f, one) -> list[Section]:
     try:
-        top, cmp, view = joined.sections(run_dir, found)
+        top, cmp, view = joined.sections(run_dir, data, gather)
     except (TypeError, KeyError, AttributeError, ValueError, IndexError) as e:
         why = f"Could not build the verdict and the trajectory viewer: {type(e).__name__}: {e}"
         found.problems.append(why)
@@ -125,7 +137,7 @@ def build_sections(run_dir: Path, found: Found) -> list[Section]:
         _guarded("runs", runs.TITLE, ("run_summary",), found,
                  lambda: runs.render(f["run_summary"])),
         _guarded("tokens", tokens.TITLE, ("trajectories",), found,
-                 lambda: tokens.render(_dedup(f["trajectories"]), _file_notes(found))),
+                 lambda: tokens.render(gather.tokens, _file_notes(found))),
         _guarded("efficiency", efficiency.TITLE, ("efficiency", "advantages"), found,
                  lambda: efficiency.render(f["efficiency"], one("advantages"))),
         _guarded("verification", verification.TITLE, ("scvd_metrics", "scvd_records"), found,
@@ -163,6 +175,7 @@ def render_run_dir(
     only_agents: list[str] | None = None,
     only_tasks: list[str] | None = None,
     require: bool = False,
+    progress: Any = None,
 ) -> Path:
     """Write ``report.html`` (or ``out``) for ``run_dir``; returns the path written. ``warn``
     gets one line per section that could not be rendered (the report says why, too).
@@ -171,7 +184,9 @@ def render_run_dir(
     (``--agent``/``--task``) keep only those trajectories in the sections built from
     trajectories (verdict, tokens, viewer). ``require`` (the CLI): an ``InputError`` when the
     directory holds nothing the report reads. The page names no local path: the run directory by its name,
-    files relative to it."""
+    files relative to it. ``progress``: see ``commands._progress`` (the run's trajectories are
+    read once, one at a time; a large run's viewer data goes beside the page,
+    ``viewer_store``)."""
     try:
         run_dir = Path(run_dir).resolve()
     except (RuntimeError, OSError) as e:  # a symlink loop
@@ -182,21 +197,19 @@ def render_run_dir(
     found = scan(run_dir)
     if require and not any(found.files.values()):
         raise nothing_here(run_dir, found)
-    if only_agents or only_tasks:
-        from agentpost.trajectory.select import dedupe, select
-
-        found.files["trajectories"] = dedupe(found.files["trajectories"])
-        every = [t for _, ts in found.files["trajectories"] for t in ts]
-        keep = {t.id for t in select(every, only_agents, only_tasks)}
-        found.files["trajectories"] = [(rel, [t for t in ts if t.id in keep])
-                                       for rel, ts in found.files["trajectories"]]  # fmt: skip
-    with agent_colors(joined.agent_names(found)):
-        sections = build_sections(run_dir, found)
-        if compare_to is not None:
-            sections.insert(1, joined.compare_section(run_dir, Path(compare_to).resolve(), *agents))
-    for p in found.problems if warn else []:
-        warn(p)
-    made_by = producer(render_run_dir, run_dir=run_dir.name)
-    html = page("agentpost report", f"{run_dir.name} · agentpost {VERSION}", sections, made_by,
-                scripts=_scripts(sections))  # fmt: skip
-    return atomic_write(out, html)
+    shards = Shards(out)
+    try:
+        sections = build_sections(
+            run_dir, found, shards, agents=only_agents, tasks=only_tasks, progress=progress,
+            compare_to=None if compare_to is None else Path(compare_to).resolve(),
+            compare_agents=agents,
+        )  # fmt: skip
+        for p in found.problems if warn else []:
+            warn(p)
+        made_by = producer(render_run_dir, run_dir=run_dir.name)
+        html = page("agentpost report", f"{run_dir.name} · agentpost {VERSION}", sections,
+                    made_by, scripts=_scripts(sections), own_files=shards.external)  # fmt: skip
+        shards.install()  # the data first: a new page never points at a missing folder
+        return atomic_write(out, html)
+    finally:
+        shards.discard()

@@ -19,7 +19,8 @@ from agentpost.hero.variation import task_variation
 from agentpost.intervals import UNKNOWN
 from agentpost.report.advantages import advantage_part
 from agentpost.report.explain import acronyms, cost_units, trs_caveat
-from agentpost.report.html import Section, details, not_run, note, producer_line, table
+from agentpost.report.html import Section, capped, details, not_run, note, producer_line, table
+from agentpost.report.palette import label, short
 from agentpost.report.runs import per_run_part
 from agentpost.report.svg import bar_chart, top_n
 
@@ -95,7 +96,7 @@ def _model_part(
     }
     plots = [
         bar_chart(
-            [model_name(m).split("/")[-1] for m in models],
+            [short(model_name(m)) for m in models],
             series,
             title="Unproductive turns by kind, and check runs (a failed run of a script the "
             "agent wrote: by design, not unproductive), per model (click: its trajectories)",
@@ -116,7 +117,7 @@ def _model_part(
         )  # fmt: skip
     if with_any:  # grouped, not stacked: one turn can be of several kinds
         cats, series, links = top_n(
-            [f"{r.get('task_id')}/{str(r.get('model')).split('/')[-1]}" for r in with_any],
+            [label(r.get("task_id"), r.get("model")) for r in with_any],
             {k[:-6].replace("_", " "): [r.get(k) for r in with_any] for k in TRAJ_KINDS},
             MAX_BARS,
             [f"#traj={r.get('id')}" for r in with_any],
@@ -144,14 +145,18 @@ def _model_part(
         "unproductive_turn_rate",
         "mean_entropy",
     )
+    listed, cut = capped(rows, lambda r: r.get("unproductive_turns"),
+                         "trajectories with most unproductive turns",
+                         "the trajectory viewer lists all, sortable by unproductive turns")  # fmt: skip
     per_traj = table(
         ["trajectory", *[c.replace("_", " ") for c in cols]],
-        [[r.get("id"), *[r.get(c) for c in cols]] for r in rows],
+        [[r.get("id"), *[r.get(c) for c in cols]] for r in listed],
         left=3,
     )
     return (
         "".join(parts)
         + f'<div class="plots">{"".join(plots)}</div>'
+        + cut
         + details(f"Per trajectory ({len(rows)} trajectories)", per_traj)
     )
 
@@ -190,10 +195,7 @@ def _variation_part(groups: list[dict[str, Any]], rows: list[dict[str, Any]]) ->
             "No task has two or more resolved rollouts of one model, so efficiency "
             "variation among successes is undefined here."
         )
-    cats = [
-        v["task"] if v["model"] == POOLED else f"{v['task']}/{str(v['model']).split('/')[-1]}"
-        for v in var
-    ]
+    cats = [v["task"] if v["model"] == POOLED else label(v["task"], v["model"]) for v in var]
     cats, series, _ = top_n(
         cats,
         {
@@ -219,12 +221,14 @@ def _variation_part(groups: list[dict[str, Any]], rows: list[dict[str, Any]]) ->
         if pooled
         else ""
     )
+    listed, cut = capped(var, lambda v: v.get("cmax_cmin"), "rows of widest variation (C_max / C_min)",
+                         "the efficiency JSON has them all")  # fmt: skip
     tab = table(
         ["model", "task", *cols],
-        [[v["model"], v["task"], *[v.get(c) for c in cols]] for v in var],
+        [[v["model"], v["task"], *[v.get(c) for c in cols]] for v in listed],
         left=2,
     )
-    return head + chart + details(f"Variation per task ({len(var)} rows)", tab)
+    return head + chart + cut + details(f"Variation per task ({len(var)} rows)", tab)
 
 
 def _association_chart(m: dict[str, Any]) -> str:

@@ -100,6 +100,26 @@ def table(header: Sequence[str], rows: Sequence[Sequence[Any]], *, left: int = 1
     return f'<div class="tw"><table><thead><tr>{th}</tr></thead><tbody>{rows_html}</tbody></table></div>'
 
 
+MAX_ROWS = 500  # a table lists at most this many rows (the viewer lists every trajectory)
+
+
+def capped(rows: list, key: Any, what: str, where: str) -> tuple[list, str]:
+    """``rows`` when there are at most ``MAX_ROWS``; else the ``MAX_ROWS`` largest by ``key``
+    (a function of a row; None counts as smallest), in their order, and a note saying so:
+    ``what`` names the rows and the ordering, ``where`` where to see them all."""
+    if len(rows) <= MAX_ROWS:
+        return rows, ""
+
+    def rank(i: int) -> tuple:
+        v = key(rows[i])
+        return (v is None, -(v or 0), i)
+
+    keep = sorted(sorted(range(len(rows)), key=rank)[:MAX_ROWS])
+    return [rows[i] for i in keep], note(
+        f"The table lists the {MAX_ROWS} {what} of {len(rows)}; {where}."
+    )
+
+
 def details(summary: str, inner: str, *, open_: bool = False) -> str:
     """A collapsible block (no script needed): long tables stay one click away."""
     flag = " open" if open_ else ""
@@ -144,13 +164,16 @@ def page(
     report_producer: dict[str, Any],
     *,
     scripts: Sequence[tuple[str, str]] = (),
+    own_files: bool = False,
 ) -> str:
     """The whole document. ``report_producer`` is the report's own producer block.
     ``scripts``: ``(code, csp_hash)`` pairs, inlined at the end of the body and admitted by the
-    Content-Security-Policy by their hash only (no other script can run)."""
+    Content-Security-Policy by their hash only (no other script can run). ``own_files``: the
+    page also runs scripts from its own folder (the viewer's data beside it: 'self', which for a
+    page opened from disk is the file: scheme; still nothing from the network)."""
     csp = CSP
     if scripts:
-        csp += "; script-src " + " ".join(h for _, h in scripts)
+        csp += "; script-src " + " ".join(h for _, h in scripts) + (" 'self'" if own_files else "")
     extra_css = "".join(s.css for s in sections if s.css)
     tail = "".join(f"<script>{code}</script>" for code, _ in scripts)
     nav = "".join(f'<a href="#{escape(s.key)}">{escape(s.title)}</a>' for s in sections)

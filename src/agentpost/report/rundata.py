@@ -1,22 +1,25 @@
 """One run directory as the verdict, the comparison and the trajectory viewer read it.
 
 ``load(run_dir)`` finds the files with ``scan.scan`` (by format and shape, never by name) and
-joins them per trajectory id: the canonical trajectory, its HERO efficiency row (taken from an
-efficiency document, or computed here with ``hero.analyze`` for trajectories no document
+joins them per trajectory id: the trajectory's HERO efficiency row (taken from an efficiency
+document, or computed here with ``hero.analyze.Analysis.row`` for trajectories no document
 covers, so flags exist for any imported file), its SCVD record, its HERO turn advantages, and,
-for the security suite, the grades per (agent, task).
+for the security suite, the grades per (agent, task). The trajectories stream past once (a run
+of 100,000 is never held): what stays is their rows, the per-trajectory summaries.
 
 An agent is told apart by model *and* run id: ``agent_key`` names the run whenever one model
 appears in more than one run, so two runs of one model are never pooled. A trajectory id met in
 two files is read once (``trajectory.select.dedupe`` warns, saying whether the copies are
 identical); ``load(..., agents=, tasks=)`` keeps only those agents' and tasks' trajectories.
-A row's ``file`` is its trajectory file relative to the run directory.
+A row's ``file`` is its trajectory file relative to the run directory. Every file is read as
+the scan found it (``scan.Found``: by descent from the folder's fd, never reopened by path).
 
 Layer: io.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,8 +34,8 @@ class RunData:
     """What one run directory holds, joined by trajectory id."""
 
     name: str
-    trajectories: list[Trajectory] = field(default_factory=list)
     rows: dict[str, dict[str, Any]] = field(default_factory=dict)  # efficiency rows + agent
+    labels: dict[str, str] = field(default_factory=dict)  # every trajectory's agent label
     records: dict[str, dict[str, Any]] = field(default_factory=dict)  # SCVD record lines
     advantages: dict[str, list[float]] = field(default_factory=dict)
     grades: list[dict[str, Any]] = field(default_factory=list)  # security grades
@@ -59,43 +62,12 @@ def _turn_tokens(t: Trajectory) -> list[int | None]:
     return out
 
 
-def _rows(
-    trajs: list[Trajectory], docs: list[tuple[str, Any]], every: list[Trajectory] | None = None
-) -> dict[str, dict[str, Any]]:
-    """Efficiency rows of ``trajs`` joined with their agent label and task; the labels are
-    those of ``every`` trajectory of the directory (a filter keeps ``[run ID]`` in them)."""
-    from agentpost.hero.analyze import analyze
+def _lines(path: Any) -> list[dict[str, Any]]:
+    """The JSON objects of a JSONL file the scan found (a ``HeldFile``: read by descent)."""
+    from agentpost.trajectory.io import read_regular
 
-    rows: dict[str, dict[str, Any]] = {}
-    for _, doc in docs:
-        for r in doc.get("trajectories") or []:
-            if isinstance(r, dict) and r.get("id") is not None:
-                rows.setdefault(str(r["id"]), dict(r))
-    missing = [t for t in trajs if t.id not in rows]
-    if missing:
-        for r in analyze(missing, n_boot=0)["trajectories"]:
-            rows[str(r["id"])] = r
-    ids = {t.id for t in trajs}
-    orphans = [r for i, r in rows.items() if i not in ids]  # efficiency rows without a file
-    runs_of: dict[str | None, set] = {}
-    for model, run in [(t.model or t.agent, t.run_id) for t in every or trajs] + [
-        (r.get("model"), r.get("run_id")) for r in orphans
-    ]:
-        runs_of.setdefault(model, set()).add(run)
-    for t in trajs:
-        r = rows[t.id]
-        r["turn_tokens"] = _turn_tokens(t)
-        r["agent"] = agent_key(t.model, t.run_id, len(runs_of[t.model or t.agent]) > 1, t.agent)
-        r["task_id"] = t.task_id or t.id
-    for r in orphans:
-        r["agent"] = agent_key(r.get("model"), r.get("run_id"), len(runs_of[r.get("model")]) > 1)
-        r["task_id"] = r.get("task_id") or r["id"]
-    return {**{t.id: rows[t.id] for t in trajs}, **{str(r["id"]): r for r in orphans}}
-
-
-def _lines(path: Path) -> list[dict[str, Any]]:
     out = []
-    for line in path.read_bytes().splitlines():
+    for line in read_regular(path).splitlines():
         if line.strip():
             d = orjson.loads(line)
             if isinstance(d, dict):
@@ -104,54 +76,24 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 
 
 def load(
-    run_dir: str | Path, agents: list[str] | None = None, tasks: list[str] | None = None
-) -> RunData:
+    run_dir: str | Path, agents: list[str] | None = None, tasks: list[str] | None = None,
+    *, progress: Any = None,
+) -> RunData:  # fmt: skip
     """Read ``run_dir`` (only ``agents``' and ``tasks``' trajectories when given). Raises
     ``InputError`` when it is not a directory."""
     from agentpost.report.scan import scan
 
     run_dir = Path(run_dir).resolve()
-    return from_found(run_dir, scan(run_dir), agents, tasks)
+    return from_found(run_dir, scan(run_dir), agents, tasks, progress=progress)
 
 
-def _selected(found: Any, agents: list[str] | None, tasks: list[str] | None) -> set[str] | None:
-    """The ids of the trajectories ``agents`` and ``tasks`` pick (None: no filter)."""
-    if not agents and not tasks:
-        return None
-    from agentpost.trajectory.select import select
-
-    every = [t for _, ts in found.files["trajectories"] for t in ts]
-    return {t.id for t in select(every, agents, tasks)}
-
-
-def from_found(
-    run_dir: Path, found: Any, agents: list[str] | None = None, tasks: list[str] | None = None
-) -> RunData:
-    """The run data of a directory already scanned (``scan.Found``)."""
-    from agentpost.trajectory.select import dedupe
-
-    data = RunData(name=run_dir.name)
-    seen: set[str] = set()
-    found.files["trajectories"] = dedupe(found.files["trajectories"])
-    keep = _selected(found, agents, tasks)
-    data.files = [rel for rel, _ in found.files["trajectories"]]
+def _side_files(data: RunData, run_dir: Path, found: Any) -> None:
+    """The suite, SCVD records, HERO advantages and security grades (read before the
+    trajectories stream past, which are joined to them)."""
     for _, summary in found.files["run_summary"][:1]:
         args = (summary.get("producer") or {}).get("args") or {}
         suite = args.get("suite") or args.get("tasks")
         data.suite = str(suite) if isinstance(suite, str) else None
-    file_of: dict[str, str] = {}
-    for rel, trajs in found.files["trajectories"]:
-        for t in trajs:
-            if t.id not in seen and (keep is None or t.id in keep):
-                seen.add(t.id)
-                data.trajectories.append(t)
-                file_of[t.id] = rel
-    every = [t for _, ts in found.files["trajectories"] for t in ts]
-    data.rows = _rows(data.trajectories, found.files["efficiency"], every)
-    if keep is not None:  # efficiency rows of trajectories left out stay out
-        data.rows = {i: r for i, r in data.rows.items() if i in keep}
-    for i, r in data.rows.items():
-        r["file"] = file_of.get(i)
     for _, recs in found.files["scvd_records"][:1]:
         for r in recs:
             if isinstance(r, dict) and r.get("case_id") is not None:
@@ -160,16 +102,75 @@ def from_found(
         for r in doc.get("rollouts") or []:
             if r.get("id") is not None:
                 data.advantages[str(r["id"])] = list(r.get("turn_advantages") or [])
-    for rel, _ in found.files["security_lines"]:
-        lines = _lines(run_dir / rel)
+    for _, src in found.files["security_lines"]:
+        lines = _lines(src)
         if lines and {"func", "sec", "status"} <= set(lines[0]) and "planning" not in lines[0]:
             data.grades += [g for g in lines if g.get("agent") is not None]
             break
-    by_task_agent = {(t.task_id, t.agent): t.id for t in data.trajectories}
+
+
+def _doc_rows(docs: list[tuple[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Efficiency rows by trajectory id (the first document that has one wins)."""
+    rows: dict[str, dict[str, Any]] = {}
+    for _, doc in docs:
+        for r in doc.get("trajectories") or []:
+            if isinstance(r, dict) and r.get("id") is not None:
+                rows.setdefault(str(r["id"]), r)
+    return rows
+
+
+def from_found(
+    run_dir: Path, found: Any, agents: list[str] | None = None, tasks: list[str] | None = None,
+    *, on_trajectory: Callable[[str, Trajectory, dict[str, Any], RunData], None] | None = None,
+    progress: Any = None,
+) -> RunData:  # fmt: skip
+    """The run data of a directory already scanned (``scan.Found``), its trajectory files read
+    once, one trajectory at a time (``trajectory.select.Stream``: each id once, only ``agents``'
+    and ``tasks``' when given); only their rows stay. ``on_trajectory(file, trajectory, row,
+    data)`` sees each trajectory as it passes (the report writes its viewer entry then; the row's
+    ``agent`` label is set at the end). ``progress``: see ``commands._progress``."""
+    from agentpost.hero.analyze import Analysis
+    from agentpost.trajectory.inputs import Stream, stream_label
+
+    data = RunData(name=run_dir.name)
+    data.files = [rel for rel, _ in found.files["trajectories"]]
+    _side_files(data, run_dir, found)
+    from_docs = _doc_rows(found.files["efficiency"])
+    analysis = Analysis(n_boot=0)
+    stream = Stream(list(found.files["trajectories"]), agents, tasks, progress)
+    who: dict[str, tuple[str | None, str | None, str | None]] = {}  # id → model, scaffold, run
+    by_task_agent: dict[tuple[str | None, str | None], str] = {}
+    for rel, t in stream:
+        doc_row = from_docs.pop(t.id, None)
+        row = dict(doc_row) if doc_row is not None else analysis.row(t)
+        row["turn_tokens"] = _turn_tokens(t)
+        row["task_id"] = t.task_id or t.id
+        row["file"] = rel
+        data.rows[t.id] = row
+        who[t.id] = (t.model, t.agent, t.run_id)
+        by_task_agent[(t.task_id, t.agent)] = t.id
+        if on_trajectory is not None:
+            on_trajectory(rel, t, row, data)
+    stream.finish()
+    if progress is not None and hasattr(progress, "stage"):
+        progress.stage("joining")
+    selected = bool(agents or tasks)
+    # efficiency rows without a trajectory file (a saved efficiency document alone)
+    orphans = [] if selected else [r for i, r in from_docs.items() if i not in data.rows]
+    for r in orphans:
+        stream.runs.setdefault(r.get("model"), set()).add(r.get("run_id"))
+    for i, row in data.rows.items():
+        data.labels[i] = row["agent"] = stream_label(stream, *who[i])
+    for r in orphans:
+        r = dict(r)
+        r["agent"] = stream_label(stream, r.get("model"), None, r.get("run_id"))
+        r["task_id"] = r.get("task_id") or r["id"]
+        r["file"] = None
+        data.rows[str(r["id"])] = r
     for g in data.grades:
         g.setdefault("trajectory", by_task_agent.get((g.get("task_id"), g.get("agent"))))
-    if keep is not None:
-        data.grades = [g for g in data.grades if g.get("trajectory") in keep]
+    if selected:
+        data.grades = [g for g in data.grades if g.get("trajectory") in data.labels]
     # a graded security trajectory is judged by FuncPass/SecPass, not by a resolution it never
     # had: it stays in the viewer but leaves the terminal rows (else "resolves 0%")
     graded = {g["trajectory"] for g in data.grades if g.get("trajectory")}

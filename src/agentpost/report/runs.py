@@ -10,6 +10,7 @@ from html import escape
 from typing import Any
 
 from agentpost.report.html import Section, details, not_run, note, producer_line, table
+from agentpost.report.palette import short
 from agentpost.report.svg import bar_chart
 
 TITLE = "Rollouts and outcomes"
@@ -22,7 +23,7 @@ def _one(src: str, data: dict[str, Any]) -> str:
         names = list(agents)
         parts.append(
             bar_chart(
-                [n.split("/")[-1] for n in names],
+                [short(n) for n in names],
                 {"resolution rate": [agents[n].get("resolution_rate") for n in names]},
                 title=f"Resolution rate per agent ({src})",
                 ylabel="resolved share",
@@ -49,7 +50,7 @@ def _one(src: str, data: dict[str, Any]) -> str:
         parts.append(
             details(
                 f"Resolved / finished per task and agent ({len(rows)} tasks)",
-                table(["task", *[a.split("/")[-1] for a in agent_names]], rows),
+                table(["task", *[short(a) for a in agent_names]], rows),
             )
         )
     errors = (data.get("this_invocation") or {}).get("errors") or []

@@ -161,6 +161,13 @@ def paired_bootstrap(
 
 SumStat = Callable[[np.ndarray], np.ndarray]
 CHUNK = 250  # replicates per matrix product: (CHUNK, n) counts stay small
+CELLS = 2_000_000  # ... and at most this many cells: 100,000 rollouts of one policy stay in 50 MB
+
+
+def _chunk(n: int) -> int:
+    """Replicates per matrix product over ``n`` items (the draws are the same for any chunk:
+    the generator yields one stream of integers, row after row)."""
+    return max(1, min(CHUNK, CELLS // max(n, 1)))
 
 
 def ratio(s: np.ndarray) -> np.ndarray:
@@ -188,8 +195,9 @@ def draw_counts(rng: np.random.Generator, b: int, n: int) -> np.ndarray:
 def _replicates(cols: np.ndarray, f: SumStat, n_boot: int, rng: np.random.Generator) -> np.ndarray:
     n = cols.shape[0]
     out = []
-    for start in range(0, n_boot, CHUNK):
-        out.append(f(draw_counts(rng, min(CHUNK, n_boot - start), n) @ cols))
+    step = _chunk(n)
+    for start in range(0, n_boot, step):
+        out.append(f(draw_counts(rng, min(step, n_boot - start), n) @ cols))
     return np.concatenate(out) if out else np.empty(0)
 
 
@@ -235,8 +243,9 @@ def paired_sums(
         rng = np.random.default_rng(seed)
         k = len(keys)
         reps = []
-        for start in range(0, n_boot, CHUNK):
-            counts = draw_counts(rng, min(CHUNK, n_boot - start), k)  # (chunk, K)
+        step = _chunk(k)
+        for start in range(0, n_boot, step):
+            counts = draw_counts(rng, min(step, n_boot - start), k)  # (chunk, K)
             reps.append(f(counts @ kb) - f(counts @ ka))
         ci = interval([_value(x) for x in np.concatenate(reps)])
         out["ci"], out["ci_note"] = checked(ci, k, "tasks paired")

@@ -126,13 +126,14 @@ def _legend(parts: list[str], names: Sequence[str], x: float, y: float, width: i
     per_row = _legend_per_row(names, width)
     col_w = (width - x - MARGINS["r"]) / per_row
     chars = max(8, int((col_w - 16) / 6))
+    shown = clip_all([str(n) for n in names], chars)
     for i, name in enumerate(names):
         xi = x + col_w * (i % per_row)
         yi = y + 14 * (i // per_row)
         parts.append(
             f'<rect x="{xi:.1f}" y="{yi - 9}" width="10" height="10" fill="{series_color(str(name), i)}"/>'
         )
-        parts.append(f'<text x="{xi + 14:.1f}" y="{yi}">{escape(str(name)[:chars])}</text>')
+        parts.append(f'<text x="{xi + 14:.1f}" y="{yi}">{_label_text(shown[i], str(name))}</text>')
 
 
 def _clip(text: str, n: int) -> str:
@@ -140,19 +141,44 @@ def _clip(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def _cat_label(
-    parts: list[str], cat: str, x: float, y1: float, rotate: bool, slot: float = 96.0
-) -> None:
-    """A category label under its bars; rotated when there are many categories."""
+def _clip_middle(text: str, n: int) -> str:
+    """``text`` cut to ``n`` characters in the middle (its end kept: versions and dates)."""
+    if len(text) <= n:
+        return text
+    head = max(1, n // 3)
+    return text[:head] + "…" + text[len(text) - (n - head - 1) :]
+
+
+def clip_all(texts: Sequence[str], n: int) -> list[str]:
+    """Each text cut to ``n`` characters (``_clip``); texts that would then read alike are cut
+    in the middle instead, and printed whole if even that leaves them alike: two distinct names
+    never print as one label."""
+    out = [_clip(t, n) for t in texts]
+    for fix in (lambda t: _clip_middle(t, n), lambda t: t):
+        seen: dict[str, set[str]] = {}
+        for t, c in zip(texts, out, strict=True):
+            seen.setdefault(c, set()).add(t)
+        out = [fix(t) if len(seen[c]) > 1 else c for t, c in zip(texts, out, strict=True)]
+    return out
+
+
+def _label_text(shown: str, full: str) -> str:
+    """The text of a label, with the full name as its tooltip when it was cut."""
+    tip = f"<title>{escape(full)}</title>" if shown != full else ""
+    return f"{escape(shown)}{tip}"
+
+
+def _cat_label(parts: list[str], shown: str, cat: str, x: float, y1: float, rotate: bool) -> None:
+    """A category label under its bars (``shown``: ``cat`` as cut to fit); rotated when there
+    are many categories."""
     if rotate:
-        lab = escape(_clip(cat, 22))
         parts.append(
             f'<text transform="translate({x:.1f},{y1 + 10}) rotate(-40)" '
-            f'text-anchor="end">{lab}</text>'
+            f'text-anchor="end">{_label_text(shown, cat)}</text>'
         )
     else:
         parts.append(
-            f'<text x="{x:.1f}" y="{y1 + 14}" text-anchor="middle">{escape(_clip(cat, max(6, int(slot / 6.2))))}</text>'
+            f'<text x="{x:.1f}" y="{y1 + 14}" text-anchor="middle">{_label_text(shown, cat)}</text>'
         )
 
 
@@ -255,9 +281,11 @@ def bar_chart(
     by_category = len(names) == 1 and any(str(c) in table for c in categories)
     _bars(parts, categories, series, stacked, x0, slot, y_of, links, by_category)
     every = max(1, math.ceil(len(categories) / 48))  # label every k-th bar when crowded
-    for i, cat in enumerate(categories):
+    cats = [str(c) for c in categories]
+    shown = clip_all(cats, 22 if rotate else max(6, int(slot * every / 6.2)))
+    for i, cat in enumerate(cats):
         if i % every == 0:
-            _cat_label(parts, str(cat), x0 + slot * (i + 0.5), y1, rotate, slot * every)
+            _cat_label(parts, shown[i], cat, x0 + slot * (i + 0.5), y1, rotate)
     parts.append(f'<line x1="{x0}" x2="{x1}" y1="{y_of(0):.1f}" y2="{y_of(0):.1f}" stroke="#333"/>')
     if len(names) > 1:
         _legend(parts, names, x0, y1 + 32 + extra, width)

@@ -1,9 +1,13 @@
 """The trajectory viewer's controls (HTML) and its one inline script (plain ES2017, no library).
 
-The script reads ``#ap-data``, fills the filter menus, lists the trajectories that match the
-filters and the search box, and renders one trajectory when a row is clicked or the location
-hash is ``#traj=ID[&turn=N]``. It builds DOM nodes with ``textContent`` only, never innerHTML
-from data, so no trajectory text can inject markup into the report.
+The script reads the index (``#ap-index`` embedded, or ``window.__apIndex`` from the external
+``index.js``), fills the filter menus, and lists a page of the trajectories that match the
+filters, the numeric ranges and the search box, in the order of the column last clicked. A row
+click or the location hash ``#traj=ID[&turn=N]`` opens one trajectory: its shard is read then
+(an embedded block parsed, or ``s-NNNNNN.js`` loaded from the data folder) and kept for the
+next one. The search box matches ids, tasks and agents; texts too when the data is embedded
+(its shards are parsed on the first such search). It builds DOM nodes with ``textContent``
+only, never innerHTML from data, so no trajectory text can inject markup into the report.
 
 Layer: pure.
 """
@@ -12,8 +16,32 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from html import escape
 
-CONTROLS = """<div id="tv">
+PAGE = 100  # rows per page of the list
+
+_COLUMNS = [("id", "trajectory", "l"), ("task", "task", "l"), ("agent", "agent", "l"),
+            ("resolved", "resolved", ""), ("turns", "turns", ""), ("tokens", "tokens", ""),
+            ("unprod", "unprod. turns", ""), ("h", "mean h", ""), ("flags", "flags", "l")]  # fmt: skip
+_NUMERIC = {"turns", "tokens", "unprod", "h"}
+
+
+def controls(data_dir: str | None) -> str:
+    """The viewer's HTML: filter menus, search, the list (sortable headers, a row of range boxes
+    under the numeric columns, paging) and the detail pane."""
+    heads = "".join(f'<th class="{c} tv-sort" data-key="{k}">{escape(h)}</th>'
+                    for k, h, c in _COLUMNS)  # fmt: skip
+    ranges = "".join(
+        f'<th><input class="tv-range" data-key="{k}" data-side="min" type="number" '
+        f'step="any" placeholder="≥" aria-label="{k} at least">'
+        f'<input class="tv-range" data-key="{k}" data-side="max" type="number" step="any" '
+        f'placeholder="≤" aria-label="{k} at most"></th>'
+        if k in _NUMERIC
+        else "<th></th>"
+        for k, _, _ in _COLUMNS
+    )
+    where = f' data-dir="{escape(data_dir, quote=True)}"' if data_dir else ""
+    return f"""<div id="tv"{where}>
 <div class="tv-controls">
 <label>agent <select id="tv-agent"><option value="">all</option></select></label>
 <label>task <select id="tv-task"><option value="">all</option></select></label>
@@ -21,28 +49,39 @@ CONTROLS = """<div id="tv">
 <option value="1">resolved</option><option value="0">not resolved</option>
 <option value="?">unknown</option></select></label>
 <label>behaviour <select id="tv-flag"><option value="">any</option></select></label>
-<label>search <input id="tv-search" type="search" placeholder="id, task, text"></label>
+<label>search <input id="tv-search" type="search"></label>
 <span id="tv-count"></span>
 </div>
-<div class="tw tv-list"><table id="tv-list"><thead><tr><th class="l">trajectory</th>
-<th class="l">task</th><th class="l">agent</th><th>resolved</th><th>turns</th><th>tokens</th>
-<th class="l">flags</th></tr></thead><tbody></tbody></table></div>
+<div class="tw tv-list"><table id="tv-list"><thead><tr>{heads}</tr>
+<tr class="tv-ranges">{ranges}</tr></thead><tbody></tbody></table></div>
+<div class="tv-pager"><button id="tv-prev" type="button">previous</button>
+<span id="tv-page"></span><button id="tv-next" type="button">next</button></div>
 <div id="tv-detail"></div>
 </div>"""
+
 
 SCRIPT = r"""
 (function () {
   'use strict';
-  var D = JSON.parse(document.getElementById('ap-data').textContent);
-  var T = D.trajectories, F = D.filters;
   var $ = function (id) { return document.getElementById(id); };
-  var WORDS = {R: 'repeated call', O: 'over-exploration', E: 'tool error', r: 'read-only'};
+  var root = $('tv'), DIR = root.dataset.dir || null, PAGE = %(page)d;
+  var D = DIR ? window.__apIndex : JSON.parse($('ap-index').textContent);
   function el(tag, text, cls) {
     var e = document.createElement(tag);
     if (text !== undefined && text !== null) e.textContent = String(text);
     if (cls) e.className = cls;
     return e;
   }
+  if (!D) {
+    $('tv-detail').appendChild(el('p', 'The trajectory data of this report is missing: the folder ' +
+      DIR + '/ must stay beside the page.', 'note caveat'));
+    return;
+  }
+  var C = D.cols, N = D.n, F = D.filters;
+  var WORDS = {R: 'repeated call', O: 'over-exploration', E: 'tool error', r: 'read-only'};
+  var byId = new Map();
+  for (var i = 0; i < N; i++) byId.set(C.id[i], i);
+  var state = {key: null, desc: false, page: 0}, shown = [], shards = {}, waiting = {}, texts = null;
   function num(v) {
     if (v === null || v === undefined) return 'NA';
     if (typeof v !== 'number') return String(v);
@@ -50,57 +89,126 @@ SCRIPT = r"""
     return Number.isInteger(v) ? String(v) : v.toFixed(3);
   }
   function fill(sel, values, labels) {
-    values.forEach(function (v) {
+    values.forEach(function (v, k) {
       var o = el('option', labels ? labels[v] : v); o.value = v; sel.appendChild(o);
     });
   }
-  function uniq(key) {
-    return Array.from(new Set(T.map(function (t) { return t[key]; }))).sort();
-  }
-  fill($('tv-agent'), uniq('agent'));
-  fill($('tv-task'), uniq('task'));
+  fill($('tv-agent'), D.agents);
+  fill($('tv-task'), D.tasks);
   fill($('tv-flag'), Object.keys(F), F);
-  function tags(t) {
-    return t.flags + ' ' + ((t.scvd && t.scvd.tags) || []).join(' ');
+  $('tv-search').placeholder = DIR ? 'id, task, agent' : 'id, task, agent, text';
+  function value(key, i) {
+    if (key === 'task') return D.tasks[C.task[i]] || '';
+    if (key === 'agent') return D.agents[C.agent[i]] || '';
+    if (key === 'resolved') return C.resolved[i] === null ? null : C.resolved[i] ? 1 : 0;
+    return C[key][i];
   }
-  function shown_tags(t) {
-    var words = t.flags.split('').filter(function (c) { return WORDS[c]; })
+  function shownTags(i) {
+    var words = C.flags[i].split('').filter(function (c) { return WORDS[c]; })
       .map(function (c) { return WORDS[c]; });
-    return words.concat((t.scvd && t.scvd.tags) || []).join(', ');
+    return words.concat(C.tags[i]).join(', ');
   }
-  function matches(t) {
-    var a = $('tv-agent').value, k = $('tv-task').value, o = $('tv-outcome').value;
-    var f = $('tv-flag').value, q = $('tv-search').value.toLowerCase();
-    if (a && t.agent !== a) return false;
-    if (k && t.task !== k) return false;
-    if (o === '1' && t.resolved !== true) return false;
-    if (o === '0' && t.resolved !== false) return false;
-    if (o === '?' && t.resolved !== null) return false;
-    if (f && f.length === 1 && t.flags.indexOf(f) < 0) return false;
-    if (f && f.length > 1 && tags(t).indexOf(f) < 0) return false;
-    if (q) {
-      var hay = (t.id + ' ' + t.task + ' ' + t.agent + ' ' + t.turns.map(function (u) {
+  function ranges() {
+    var out = [];
+    document.querySelectorAll('.tv-range').forEach(function (box) {
+      if (box.value !== '' && !isNaN(Number(box.value))) out.push([box.dataset.key, box.dataset.side, Number(box.value)]);
+    });
+    return out;
+  }
+  function shard(n) {  // a Promise of shard n's entries
+    if (shards[n]) return Promise.resolve(shards[n]);
+    if (!DIR) { shards[n] = JSON.parse($('ap-shard-' + n).textContent); return Promise.resolve(shards[n]); }
+    if (!waiting[n]) {
+      var w = waiting[n] = {};
+      w.promise = new Promise(function (ok, fail) {
+        var s = document.createElement('script');
+        s.src = DIR + '/s-' + String(n).padStart(6, '0') + '.js';
+        w.ok = ok;
+        w.fail = function (e) { delete waiting[n]; s.remove(); fail(e); };
+        s.onerror = function () { w.fail(new Error('cannot read ' + s.src)); };
+        document.head.appendChild(s);
+      });
+    }
+    return waiting[n].promise;
+  }
+  window.__apShard = function (n, digest, entries) {
+    var w = waiting[n];
+    if (!w || shards[n]) return;
+    if (digest !== D.digests[n]) { w.fail(new Error('the data folder belongs to another build of this report')); return; }
+    shards[n] = entries; w.ok(entries);
+  };
+  function loadTexts() {  // embedded data only: every trajectory's text, for the search box
+    if (texts) return texts;
+    texts = new Array(N);
+    for (var i = 0; i < N; i++) {
+      var sh = shards[C.shard[i]] || (shards[C.shard[i]] = JSON.parse($('ap-shard-' + C.shard[i]).textContent));
+      var t = sh[C.pos[i]];
+      texts[i] = t.turns.map(function (u) {
         return (u.text || '') + ' ' + u.calls.map(function (c) { return c.cmd; }).join(' ');
-      }).join(' ')).toLowerCase();
-      if (hay.indexOf(q) < 0) return false;
+      }).join(' ').toLowerCase();
+    }
+    return texts;
+  }
+  function matches(i, f) {
+    if (f.a !== null && C.agent[i] !== f.a) return false;
+    if (f.k !== null && C.task[i] !== f.k) return false;
+    var r = C.resolved[i];
+    if (f.o === '1' && r !== true) return false;
+    if (f.o === '0' && r !== false) return false;
+    if (f.o === '?' && r !== null) return false;
+    if (f.f && f.f.length === 1 && C.flags[i].indexOf(f.f) < 0) return false;
+    if (f.f && f.f.length > 1 && C.tags[i].indexOf(f.f) < 0) return false;
+    for (var j = 0; j < f.r.length; j++) {
+      var v = C[f.r[j][0]][i];
+      if (v === null || (f.r[j][1] === 'min' ? v < f.r[j][2] : v > f.r[j][2])) return false;
+    }
+    if (f.q) {
+      var hay = (C.id[i] + ' ' + value('task', i) + ' ' + value('agent', i)).toLowerCase();
+      if (hay.indexOf(f.q) < 0 && !(f.t && f.t[i].indexOf(f.q) >= 0)) return false;
     }
     return true;
   }
+  function compare(key, desc) {
+    return function (a, b) {
+      var x = value(key, a), y = value(key, b);
+      if (x === null || x === undefined) return (y === null || y === undefined) ? a - b : 1;
+      if (y === null || y === undefined) return -1;
+      var c = x < y ? -1 : x > y ? 1 : 0;
+      return (desc ? -c : c) || a - b;
+    };
+  }
+  function refilter() {
+    var q = $('tv-search').value.toLowerCase();
+    var a = $('tv-agent').value, k = $('tv-task').value;
+    var f = {a: a ? D.agents.indexOf(a) : null, k: k ? D.tasks.indexOf(k) : null, o: $('tv-outcome').value,
+             f: $('tv-flag').value, r: ranges(), q: q, t: q && !DIR ? loadTexts() : null};
+    shown = [];
+    for (var i = 0; i < N; i++) if (matches(i, f)) shown.push(i);
+    if (state.key) shown.sort(compare(state.key, state.desc));
+    state.page = 0;
+    list();
+  }
   function list() {
-    var body = $('tv-list').tBodies[0];
+    var body = $('tv-list').tBodies[0], pages = Math.max(1, Math.ceil(shown.length / PAGE));
+    state.page = Math.min(state.page, pages - 1);
     body.textContent = '';
-    var shown = T.filter(matches);
-    shown.forEach(function (t) {
-      var tr = el('tr'); tr.dataset.id = t.id; tr.className = 'tv-row';
-      [t.id, t.task, t.agent].forEach(function (v) { tr.appendChild(el('td', v, 'l')); });
-      tr.appendChild(el('td', t.resolved === null ? 'unknown' : t.resolved ? 'yes' : 'no'));
-      tr.appendChild(el('td', t.n));
-      tr.appendChild(el('td', num(t.tokens)));
-      tr.appendChild(el('td', shown_tags(t), 'l'));
-      tr.addEventListener('click', function () { location.hash = 'traj=' + encodeURIComponent(t.id); });
+    shown.slice(state.page * PAGE, (state.page + 1) * PAGE).forEach(function (i) {
+      var tr = el('tr'); tr.dataset.id = C.id[i]; tr.className = 'tv-row';
+      [C.id[i], value('task', i), value('agent', i)].forEach(function (v) { tr.appendChild(el('td', v, 'l')); });
+      tr.appendChild(el('td', C.resolved[i] === null ? 'unknown' : C.resolved[i] ? 'yes' : 'no'));
+      ['turns', 'tokens', 'unprod', 'h'].forEach(function (k) { tr.appendChild(el('td', num(C[k][i]))); });
+      tr.appendChild(el('td', shownTags(i), 'l'));
+      tr.addEventListener('click', function () { location.hash = 'traj=' + encodeURIComponent(C.id[i]); });
       body.appendChild(tr);
     });
-    $('tv-count').textContent = shown.length + ' of ' + T.length + ' trajectories';
+    $('tv-count').textContent = shown.length + ' of ' + N + ' trajectories';
+    $('tv-page').textContent = shown.length ? 'rows ' + (state.page * PAGE + 1) + '–' +
+      Math.min(shown.length, (state.page + 1) * PAGE) + ' of ' + shown.length : 'no rows';
+    $('tv-prev').disabled = state.page === 0;
+    $('tv-next').disabled = state.page >= pages - 1;
+    document.querySelectorAll('.tv-sort').forEach(function (th) {
+      th.dataset.order = th.dataset.key === state.key ? (state.desc ? 'desc' : 'asc') : '';
+    });
   }
   function flagWords(f) {
     return f.split('').map(function (c) { return WORDS[c] || c; }).join(', ');
@@ -134,19 +242,30 @@ SCRIPT = r"""
     });
     return box;
   }
+  var opening = 0;
   function open(id, turn) {
-    var t = T.find(function (x) { return x.id === id; });
-    var d = $('tv-detail');
+    var d = $('tv-detail'), i = byId.get(id), mine = ++opening;
     d.textContent = '';
-    if (!t) { d.appendChild(el('p', 'No trajectory ' + id + ' in this report.', 'note')); return; }
-    d.appendChild(el('h3', t.id));
-    d.appendChild(el('p', 'task ' + t.task + ' · agent ' + t.agent + ' · run ' + (t.run || 'NA') +
-      ' · resolved ' + (t.resolved === null ? 'unknown' : t.resolved ? 'yes' : 'no') +
-      ' · ' + num(t.tokens) + ' tokens · ' + t.n + ' turns', 'src'));
-    if (t.instruction) d.appendChild(el('pre', t.instruction, 'tv-text'));
-    t.turns.forEach(function (u) { d.appendChild(turnBlock(t, u)); });
-    var target = turn !== undefined ? $('tv-turn-' + turn) : d;
-    if (target) { target.classList.add('tv-target'); target.scrollIntoView(); }
+    if (i === undefined) { d.appendChild(el('p', 'No trajectory ' + id + ' in this report.', 'note')); return; }
+    d.dataset.state = 'loading';
+    shard(C.shard[i]).then(function (entries) {
+      if (mine !== opening) return;
+      var t = entries[C.pos[i]];
+      d.appendChild(el('h3', C.id[i]));
+      d.appendChild(el('p', 'task ' + value('task', i) + ' · agent ' + value('agent', i) + ' · run ' +
+        (C.run[i] >= 0 ? D.runs[C.run[i]] : 'NA') + ' · resolved ' +
+        (C.resolved[i] === null ? 'unknown' : C.resolved[i] ? 'yes' : 'no') +
+        ' · ' + num(C.tokens[i]) + ' tokens · ' + C.turns[i] + ' turns', 'src'));
+      if (t.instruction) d.appendChild(el('pre', t.instruction, 'tv-text'));
+      t.turns.forEach(function (u) { d.appendChild(turnBlock(t, u)); });
+      var target = turn !== undefined ? $('tv-turn-' + turn) : d;
+      if (target) { target.classList.add('tv-target'); target.scrollIntoView(); }
+      d.dataset.state = 'open';
+    }, function (e) {
+      if (mine !== opening) return;
+      d.appendChild(el('p', 'Cannot open ' + id + ': ' + e.message + '.', 'note caveat'));
+      d.dataset.state = 'error';
+    });
   }
   function route() {
     var h = location.hash.slice(1), p = {};
@@ -155,26 +274,44 @@ SCRIPT = r"""
     });
     if (p.traj) { open(p.traj, p.turn); return; }
     if (p.agent !== undefined || p.flag !== undefined) {  // a chart bar: its trajectories
-      var sel = $('tv-agent');
-      sel.value = Array.from(sel.options).some(function (o) { return o.value === p.agent; }) ? p.agent : '';
+      $('tv-agent').value = D.agents.indexOf(p.agent) >= 0 ? p.agent : '';
       $('tv-flag').value = p.flag || '';
-      list();
-      $('tv').scrollIntoView();
+      refilter();
+      root.scrollIntoView();
     }
   }
-  ['tv-agent', 'tv-task', 'tv-outcome', 'tv-flag'].forEach(function (id) { $(id).addEventListener('change', list); });
-  $('tv-search').addEventListener('input', list);
+  document.querySelectorAll('.tv-sort').forEach(function (th) {
+    th.addEventListener('click', function () {
+      var k = th.dataset.key;
+      state.desc = state.key === k ? !state.desc : _NUMERIC_.indexOf(k) >= 0;
+      state.key = k;
+      shown.sort(compare(state.key, state.desc));
+      state.page = 0;
+      list();
+    });
+  });
+  ['tv-agent', 'tv-task', 'tv-outcome', 'tv-flag'].forEach(function (id) { $(id).addEventListener('change', refilter); });
+  $('tv-search').addEventListener('input', refilter);
+  document.querySelectorAll('.tv-range').forEach(function (box) { box.addEventListener('input', refilter); });
+  $('tv-prev').addEventListener('click', function () { state.page -= 1; list(); });
+  $('tv-next').addEventListener('click', function () { state.page += 1; list(); });
   window.addEventListener('hashchange', route);
-  list();
+  refilter();
   route();
 })();
-"""
+""".replace("%(page)d", str(PAGE)).replace("_NUMERIC_", str(sorted(_NUMERIC)))
 
 CSS = """
 .tv-controls{display:flex;flex-wrap:wrap;gap:10px;font-size:13px;margin:6px 0}
-.tv-list{max-height:360px;overflow-y:auto}
+.tv-list{max-height:420px;overflow-y:auto}
 tr.tv-row{cursor:pointer}
 tr.tv-row:hover{background:#eef2f6}
+th.tv-sort{cursor:pointer;user-select:none}
+th.tv-sort[data-order=asc]::after{content:" ▲"}
+th.tv-sort[data-order=desc]::after{content:" ▼"}
+tr.tv-ranges th{background:#fafbfc;padding:2px 3px}
+input.tv-range{width:4.2em;font-size:11px;display:block}
+.tv-pager{display:flex;gap:10px;align-items:center;font-size:12.5px;margin:4px 0}
 .tv-turn{border:1px solid #ddd;border-radius:4px;margin:6px 0;padding:4px 8px}
 .tv-unprod{border-left:4px solid #D55E00}
 .tv-target{outline:2px solid #0072B2}

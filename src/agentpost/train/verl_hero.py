@@ -23,7 +23,10 @@ verl's token-mean denominator (the TRL adapter drops it).
 Hyperparameters: the hook's ``hero`` argument, else ``config.hero`` (a dict of ``HeroConfig``
 fields) when the algorithm config has one, else the ``HeroConfig`` defaults.
 
-Because stock verl passes only the four standard arguments (``token_level_rewards``,
+The v1 trainer (verl's default) fetches a fixed field list before its advantage step, so there
+the estimator is reached through ``verl_trainer.HeroPPOTrainer`` (``trainer.v1.trainer_mode=
+agentpost_hero``), fed by the ``agentpost_shell`` agent loop (``verl_agent_loop``).
+For the legacy trainer: because stock verl passes only the four standard arguments (``token_level_rewards``,
 ``response_mask``, ``config``, ``index``; checked against verl 0.9.1 ``compute_advantage``),
 ``install_compute_advantage_hook`` wraps ``verl.trainer.ppo.ray_trainer.compute_advantage`` so
 that, for ``adv_estimator == "hero"``, the extra tensors are read from ``data.batch`` and handed
@@ -43,7 +46,8 @@ declare.) In the main venv the verl tests skip with a reason.
 
 Reaching verl's workers: ``fit`` runs in a Ray actor, so launch through
 ``agentpost.train.verl_main`` (or pass its ``runtime_env()`` to ``ray.init``): Ray then runs
-``worker_setup`` in every worker process, which registers ``hero`` and installs the hook there.
+``verl_main.worker_setup`` in every worker process, which registers ``hero`` and installs the
+hook there.
 
 Layer: edges.
 """
@@ -198,9 +202,8 @@ def install_compute_advantage_hook(hero: HeroConfig | None = None) -> None:
             module.compute_advantage = compute_advantage
 
 
-def worker_setup() -> None:
-    """Ray ``worker_process_setup_hook`` (see ``verl_main``): register ``hero`` and install the
-    ``compute_advantage`` hook in this worker, with the HERO hyperparameters of
-    ``AGENTPOST_HERO_CONFIG`` (JSON of ``HeroConfig`` fields) when set."""
+def hero_from_env() -> HeroConfig | None:
+    """The HERO hyperparameters of ``AGENTPOST_HERO_CONFIG`` (JSON of ``HeroConfig`` fields),
+    or None (then ``algorithm.hero``, else the defaults)."""
     raw = os.environ.get("AGENTPOST_HERO_CONFIG")
-    install_compute_advantage_hook(HeroConfig(**json.loads(raw)) if raw else None)
+    return HeroConfig(**json.loads(raw)) if raw else None

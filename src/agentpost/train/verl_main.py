@@ -5,7 +5,7 @@ Why: verl (checked with 0.9.1) runs ``RayPPOTrainer.fit`` inside a ``TaskRunner`
 process that computes advantages; there ``algorithm.adv_estimator=hero`` is an unknown
 estimator. ``main_ppo.run_ppo`` calls ``ray.init`` only when Ray is not initialised yet, so this
 entry point initialises it first, with verl's own runtime env plus a
-``worker_process_setup_hook`` (``verl_hero.worker_setup``) that Ray runs in every worker process
+``worker_process_setup_hook`` (``worker_setup``) that Ray runs in every worker process
 it starts (the TaskRunner and the FSDP workers alike): it registers ``hero`` and installs the
 ``compute_advantage`` hook that hands ``hero_token_entropy`` / ``hero_total_tokens`` from the
 batch to the estimator. The HERO hyperparameters travel as JSON in ``AGENTPOST_HERO_CONFIG``.
@@ -30,7 +30,7 @@ import os
 from typing import Any
 
 HERO_ENV = "AGENTPOST_HERO_CONFIG"
-SETUP_HOOK = "agentpost.train.verl_hero.worker_setup"
+SETUP_HOOK = "agentpost.train.verl_main.worker_setup"
 
 
 def runtime_env(hero: dict[str, Any] | None = None, base: dict | None = None) -> dict:
@@ -61,6 +61,19 @@ def init_ray(hero: dict[str, Any] | None = None, **ray_kwargs: Any) -> None:
 
     if not ray.is_initialized():
         ray.init(runtime_env=runtime_env(hero), **ray_kwargs)
+
+
+def worker_setup() -> None:
+    """Ray ``worker_process_setup_hook``: register ``hero`` and install the
+    ``compute_advantage`` hook in this worker (the legacy trainer), with the HERO
+    hyperparameters of ``AGENTPOST_HERO_CONFIG`` (JSON of ``HeroConfig`` fields) when set; and
+    register the v1 trainer ``agentpost_hero`` (``verl_trainer``) and the agent loop
+    ``agentpost_shell`` (``verl_agent_loop``) that carry HERO's inputs to it."""
+    from agentpost.train import verl_agent_loop, verl_hero, verl_trainer
+
+    verl_hero.install_compute_advantage_hook(verl_hero.hero_from_env())
+    verl_trainer.register()
+    verl_agent_loop.register()
 
 
 def main() -> None:

@@ -87,11 +87,17 @@ def dedupe(batches: Iterable[tuple[str, list[Trajectory]]]) -> list[tuple[str, l
                 fresh.append(t)
             else:
                 (same if old == t else differ).append(t.id)
-        if same:
-            log.warning(f"warning: {src}: {len(same)} trajectories already read from another "
-                        f"input (same id and content), counted once: {listing(same, 5)}")  # fmt: skip
-        if differ:
-            log.warning(f"warning: {src}: {len(differ)} trajectory ids already read from another "
-                        f"input with different content; the first was kept: {listing(differ, 5)}")  # fmt: skip
+        warn_repeats(src, same, differ)
         out.append((src, fresh))
     return out
+
+
+def warn_repeats(src: str, same: list[str], differ: list[str]) -> None:
+    """The warnings of ``dedupe`` for one input (ids met before, with the same or another
+    content); ``trajectory.inputs.Stream`` says the same."""
+    if same:
+        log.warning(f"warning: {src}: {len(same)} trajectories already read from another "
+                    f"input (same id and content), counted once: {listing(same, 5)}")  # fmt: skip
+    if differ:
+        log.warning(f"warning: {src}: {len(differ)} trajectory ids already read from another "
+                    f"input with different content; the first was kept: {listing(differ, 5)}")  # fmt: skip

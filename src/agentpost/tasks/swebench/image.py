@@ -53,6 +53,12 @@ SETUP_COMMIT = f"{STATE}/setup_commit"
 BUILT = f"{STATE}/untracked"  # what the install left untracked in /testbed (egg-info, builds)
 WHEELS = "/opt/agentpost/wheels"
 WORKSPACE = "/workspace"
+# pip, setuptools and wheel as a conda Python env held them when the harness's images were built
+# (2024), not the newest: pip >= 25.3 installs every editable through PEP 660, whose import hook
+# keeps /testbed off sys.path, where pip 24.0 still runs `setup.py develop` for a project with no
+# pyproject.toml (an egg-link: /testbed on sys.path). pylint 2.x finds its own checkers by file
+# path through sys.path (astroid.modutils): with the hook none load and its tests fail, gold too.
+BOOTSTRAP = ("pip==24.0", "setuptools==69.5.1", "wheel==0.43.0")
 ACTIVATE = """\
 # agentpost: a conda-free stand-in for miniconda's activate. Environments are Debian venvs in
 # /opt/miniconda3/envs; `conda activate NAME` activates one (no other conda command exists).
@@ -84,7 +90,7 @@ def _pip(args: list[str]) -> str:
 
 def env_script(env: dict[str, Any]) -> str:
     lines = ["#!/bin/bash", "set -euxo pipefail", "source /opt/miniconda3/bin/activate",
-             "conda activate testbed", _pip(["-U", "pip", "setuptools", "wheel"])]  # fmt: skip
+             "conda activate testbed", _pip(list(BOOTSTRAP))]  # fmt: skip
     if env["requirements"].strip():
         lines.append(_pip(["-r", f"{STATE}/requirements.txt"]))
     if env["conda"]:
