@@ -41,6 +41,7 @@ def run_once(
             if script is not None:
                 res = run_script(task, sb, script)
                 out["script_exit"] = res.exit_code
+                out["script_killed"], out["script_s"] = res.killed, round(res.duration_s, 1)
                 out["script_output"] = (res.stdout + res.stderr)[-SCRIPT_TAIL:]
             if run_check and task.check:
                 chk = sb.exec(task.check, cwd=sb.spec.workdir, timeout_s=CHECK_TIMEOUT_S)
@@ -112,6 +113,9 @@ def check_task(task: Task, backend: Backend) -> dict[str, Any]:
             errors[name] = (
                 f"reward {r['reward']} (expected {want}); verifier: {r.get('output', '')}"
             )
+    if oracle and oracle.get("script_killed") and "oracle" in errors:  # the solution never ended
+        row["oracle_killed"] = f"{oracle['script_killed']} after {oracle['script_s']} s"
+        errors["oracle"] += f"; its solution was killed by the {row['oracle_killed']}"
     if errors:
         row["errors"] = errors
         if oracle and "oracle" in errors and oracle.get("script_output"):
