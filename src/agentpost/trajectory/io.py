@@ -103,10 +103,10 @@ def _regular_fd(path: str | Path | HeldFile, what: str) -> tuple[int, int]:
         try:
             fd = path.open_fd()
         except Refused as e:
-            raise InputError(path, None, f"cannot {what}: {e} (agentpost reads a run folder's "
-                             "files only without a link on the way)") from None  # fmt: skip
+            why = f"cannot {what}: {e} (a run folder's files are read without a link on the way)"
+            raise InputError(str(path), None, why) from None
         except OSError as e:
-            raise InputError(path, None, f"cannot {what}: {e.strerror}") from None
+            raise InputError(str(path), None, f"cannot {what}: {e.strerror}") from None
         return fd, os.fstat(fd).st_size
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO must not block
@@ -149,7 +149,7 @@ def read_regular(path: str | Path | HeldFile) -> bytes:
             data = b"".join(parts)
         return data
     except OSError as e:
-        raise InputError(path, None, f"cannot read: {e.strerror}") from None
+        raise InputError(str(path), None, f"cannot read: {e.strerror}") from None
     finally:
         os.close(fd)
 
@@ -170,10 +170,11 @@ def iter_lines(
 ) -> Iterator[tuple[Trajectory, bytes]]:
     """``iter_jsonl``, each trajectory with the line it was read from (``path`` may be a
     ``HeldFile``: read by descent, see ``_regular_fd``)."""
-    path = path if isinstance(path, HeldFile) else Path(path)
+    src = path if isinstance(path, HeldFile) else Path(path)
+    name: str | Path = str(path) if isinstance(path, HeldFile) else Path(path)  # for messages
     seen: set[str] = set()
     repeated: list[str] = []
-    with open_regular(path) as f:
+    with open_regular(src) as f:
         try:
             for lineno, line in enumerate(f, start=1):
                 if progress is not None:
@@ -183,17 +184,17 @@ def iter_lines(
                 try:
                     data = orjson.loads(line)
                 except orjson.JSONDecodeError as e:
-                    raise _bad_json(path, lineno, line, e) from None
-                traj = validate(data, path, f"line {lineno}")
+                    raise _bad_json(Path(name), lineno, line, e) from None
+                traj = validate(data, name, f"line {lineno}")
                 if traj.id in seen:
                     repeated.append(traj.id)
                     continue
                 seen.add(traj.id)
                 yield traj, line
         except OSError as e:
-            raise InputError(path, None, f"cannot read: {e.strerror}") from None
+            raise InputError(name, None, f"cannot read: {e.strerror}") from None
     if repeated:
-        warn_repeated(path, repeated)
+        warn_repeated(name, repeated)
 
 
 def warn_repeated(path: str | Path, ids: list[str]) -> None:
