@@ -283,3 +283,21 @@ def test_a_debug_print_removed_is_no_candidate_and_a_quick_revert_restarts() -> 
         SUBMIT,
     )
     assert {a[0] for a in got(t2).values()} == {1}
+
+
+@pytest.mark.parametrize(
+    ("text", "command", "code", "rule"),
+    [("python3: can't open file '/testbed/test_other.py': [Errno 2] No such file or directory",
+      "python3 test_other.py", 2, "check-setup"),
+     ("collected 891 items / 891 deselected / 0 selected\n=== 891 deselected in 6.86s ===",
+      "pytest xarray/tests/test_dataarray.py -k integrate", 5, "environment"),
+     ('Traceback (most recent call last):\n  File "/testbed/test_fix.py", line 26, in <module>\n'
+      '  File "/usr/lib/python3.9/unittest/mock.py", line 630, in __getattr__\n'
+      "AttributeError: Mock object has no attribute 'srcdir'", "python3 test_fix.py", 1,
+      "check-setup")],
+)  # fmt: skip
+def test_a_check_that_checked_nothing_is_void(text, command, code, rule) -> None:
+    """A check script the interpreter cannot open, a test selection that selected nothing
+    (pytest's exit 5), a check's own mock missing an attribute: nothing was checked."""
+    v = read(text, command, code, ["xarray/core/dataarray.py"])
+    assert (v.value, v.rule) == ("void", rule)

@@ -5,9 +5,11 @@ nothing about it (spec b.2 step 5; ``data/real-labels.md`` section 6, issue 29).
 ``positive`` (interpretable evidence for it) or ``void`` (no usable evidence), with the rule that
 decided and the text anchor it matched (``Verdict``). Rules, in order:
 
-1. *Environment* (void): a timeout; a missing tool (exit 127, ``command not found``); a missing
+1. *Environment* (void): a timeout; a missing tool (exit 127, ``command not found``), or a check
+   script the interpreter cannot open (``can't open file``); a missing
    module the candidate does not provide (``No module named X``); no network; an install failing;
-   a test runner that collected nothing (``no tests ran``, ``Ran 0 tests``); a build that stops
+   a test runner that collected or selected nothing (``no tests ran``, ``Ran 0 tests``, ``0
+   selected``; pytest's exit 5); a build that stops
    before compiling anything (no ``file:line: error`` diagnostic, and its directory, cache or a
    package it needs is missing: ``can't cd to .../build``, ``could not load cache``, CMake's failed
    ``find_package``, ``No rule to make target 'Makefile'``); a test environment that says its own
@@ -75,11 +77,15 @@ _ENV_DECLARED = re.compile(
     r"not built with the correct \w+ version|Expect (?:many )?[\w ]*failures"
 )
 _IMAGE_FAIL = re.compile(r"ImageComparisonFailure|images not close|image comparison failed", re.I)
-_NO_TESTS = re.compile(r"\bno tests ran\b|\bRan 0 tests\b|collected 0 items|0 passed", re.I)
+_NO_TESTS = re.compile(
+    r"\bno tests ran\b|\bRan 0 tests\b|collected 0 items|0 passed|/ 0 selected\b", re.I
+)
+# the check's own script is not there: the interpreter could not open it (nothing was checked)
+_NO_SCRIPT = re.compile(r"^\S*python[\d.]*: can't open file .*No such file or directory", re.M)
 _SETUP_ERROR = re.compile(
     r"ImproperlyConfigured|settings are not configured|Apps aren't loaded yet|AppRegistryNotReady|"
     r"no such table|NameError|got an unexpected keyword argument|ModuleNotFoundError|"
-    r"IndentationError|SyntaxError|RuntimeError: Model class",
+    r"IndentationError|SyntaxError|RuntimeError: Model class|Mock object has no attribute",
 )
 _EXPECTED = re.compile(r"as expected|Caught expected|expected (?:error|exception)|raised correctly|"
                        r"correctly raised|SUCCESS: .*(?:raise|error)", re.I)  # fmt: skip
@@ -251,6 +257,8 @@ def read_output(
                 return Verdict("void", rule, m.group(0))
     if obs.exit_code == 127:
         return Verdict("void", "environment", "exit 127")
+    if _NO_SCRIPT.search(text):
+        return Verdict("void", "check-setup", _NO_SCRIPT.search(text).group(0))
     mm = _MISSING_MODULE.search(text)
     ours = {p.rsplit("/", 1)[-1].rsplit(".", 1)[0] for p in changed}
     if mm and mm.group(1).split(".")[0] not in ours and not _mentions(text, changed):

@@ -340,6 +340,8 @@ def _verdict(seat: str, views: list[View], v: View, changed: list[str], scripts:
             return "void"
         if o.timed_out or o.exit_code == 127:
             return "void"
+        if o.exit_code == 5 and re.search(r"\bpytest\b", v.text):
+            return "void"  # pytest's own status for "no tests collected"
         if o.exit_code not in (None, 0) or o.is_error:
             return "negative"
         return "positive" if (o.exit_code == 0 or (o.text or "").strip()) else "void"
