@@ -18,7 +18,8 @@ Debian+PyPI / Ubuntu's archive / other hosts; the Harbor examples and TB1 adapte
 of their own), and says per group how many grade right (oracle 1, no-op 0) and, for every other
 task, why: the build failed offline (its last error line), the solution installs what no
 registry here serves (apt's or pip's reason), the oracle scored 0 (the verifier's last lines),
-the no-op scored 1, or a sandbox fault. Then the disk: the bases, and the sum over task images of
+its solution was killed (the task's timeout: on a loaded machine), the no-op scored 1, or a
+sandbox fault. Then the disk: the bases, and the sum over task images of
 what each adds above its base (what the whole set takes when every image is kept).
 
 Every task of the sets is in the report: one not run (``--report-only``, or its group left out
@@ -128,6 +129,8 @@ def cause(row: dict, fetches: list[str] | None = None) -> str:
         fetches = [u["why"] for u in row.get("unservable", []) if "fetches from" in u["why"]]
     if row.get("oracle") != 1.0 and fetches:
         return "solution/tests download from other hosts: " + "; ".join(fetches[:3])
+    if row.get("oracle") != 1.0 and row.get("oracle_killed"):
+        return f"oracle: its solution was killed by the {row['oracle_killed']}"
     if row.get("oracle") != 1.0:
         said = row.get("oracle_output", "")
         said = f" (its solution said: ...{said[-200:]})" if said else ""
@@ -139,7 +142,7 @@ def cause(row: dict, fetches: list[str] | None = None) -> str:
 
 KINDS = (
     "right", "not run", "build fails offline", "cannot be served", "downloads from other hosts",
-    "oracle 0", "no-op 1", "sandbox fault",
+    "oracle killed", "oracle 0", "no-op 1", "sandbox fault",
 )  # fmt: skip
 
 
@@ -153,6 +156,7 @@ def kind(row: dict, fetches: list[str] | None = None) -> str:
         ("build fails offline", "build fails offline"),
         ("solution/tests install", "cannot be served"),
         ("solution/tests download", "downloads from other hosts"),
+        ("oracle: its solution was killed", "oracle killed"),
     ):
         if why.startswith(prefix):
             return k
@@ -211,6 +215,8 @@ def run_task(task, group: str, docker, keep: bool, max_run_s: float) -> dict:
     row["check_s"] = round(time.monotonic() - t0, 1)
     row["oracle"], row["nop"] = check["oracle_reward"], check["nop_reward"]
     row["errors"] = {k: _short(v, 600) for k, v in (check.get("errors") or {}).items()}
+    if check.get("oracle_killed"):
+        row["oracle_killed"] = check["oracle_killed"]
     if check.get("oracle_output"):
         row["oracle_output"] = _short(check["oracle_output"], 600)
     row["unservable"] = unservable(task, docker)

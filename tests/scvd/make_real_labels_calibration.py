@@ -15,6 +15,10 @@ can re-measure) and ``full`` (every root). Each holds one calibration report per
 carried forward unchanged by every later run: the live ``full`` numbers of a batch move when
 rules change after it was moved into tune, its held-out figure does not. ``--score-once BATCH``
 stores the batch's ``full`` report there, and refuses when one is stored already.
+
+A held-out batch that is frozen but has no ``scored_once`` entry yet is withheld: no scope holding
+one of its labels is measured, stored or printed, so a run made while rules are being tuned shows
+nothing of it; ``--score-once BATCH`` lifts that for BATCH (its one score).
 """
 
 from __future__ import annotations
@@ -27,15 +31,25 @@ from agentpost.scvd import calibrate_io, real_labels
 from agentpost.scvd.seats import SEATS_VERSION
 
 OUT = real_labels.LABELS.parent / "real-labels-calibration.json"
-# v1-, v2-, v3-heldout: earlier held-out batches, each scored once and now tune
-SCOPES = ("tune", "v1-heldout", "v2-heldout", "v3-heldout", "heldout", "all")
+# v1-, v2-, v3-heldout: earlier held-out batches, each scored once and now tune; v4-heldout: held out
+SCOPES = ("tune", "v1-heldout", "v2-heldout", "v3-heldout", "v4-heldout", "heldout", "all")
 PANEL = "default panel (rule seats voting)"
 
 
-def measure(roots: list[Path]) -> dict:
+def withheld(scored_once: dict, once: str | None = None) -> set[str]:
+    """The held-out batches frozen but not scored yet (no ``scored_once`` entry), less ``once``."""
+    rows = [json.loads(x) for x in real_labels.LABELS.read_text().splitlines() if x.strip()]
+    frozen = {r.get("batch") for r in rows if r["split"] == "heldout"} - {None}
+    return frozen - set(scored_once) - {once}
+
+
+def measure(roots: list[Path], skip: set[str] = frozenset()) -> dict:
+    """One report per scope, leaving out every scope that holds a label of a ``skip`` batch."""
     out = {}
     for scope in SCOPES:
         real = real_labels.load(real_labels.LABELS, roots).only(scope)
+        if any(real.batches.get(c) in skip for c in real.labels):
+            continue
         if real.labels:
             doc = calibrate_io.calibrate_files(
                 real_labels.LABELS, [], True, roots, scope, legacy=True
@@ -95,6 +109,9 @@ def main(args: list[str]) -> None:
         return
     roots = [Path(a) for a in args]
     old = json.loads(OUT.read_text()) if OUT.exists() else {}
+    skip = withheld(old.get("scored_once", {}), once)
+    if skip:
+        print("withheld until scored once:", ", ".join(sorted(skip)), "(no scope holding them)")
     doc = {
         "format": "agentpost.scvd.real-labels-calibration/2",
         "how": "PYTHONPATH=src python tests/scvd/make_real_labels_calibration.py "
@@ -102,8 +119,8 @@ def main(args: list[str]) -> None:
         "each scope = agentpost scvd calibrate real --heuristic --legacy --split SCOPE --json "
         "with --data-root ../shared/data/trajectories (shared_only) or both roots (full)",
         "rules": {**old.get("rules", {}), "seats": SEATS_VERSION},
-        "full": measure(roots),
-        "shared_only": measure(roots[:1]),
+        "full": measure(roots, skip),
+        "shared_only": measure(roots[:1], skip),
         "scored_once": old.get("scored_once", {}),
     }
     if once is not None:

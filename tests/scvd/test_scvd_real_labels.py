@@ -2,7 +2,9 @@
 ../shared/data, and the rule seats' accuracy on them. The labels were written by the rules in
 real-labels.md; v1's held-out third and held-out v2 and v3 were each scored once and then moved
 into tune (batches v1-heldout, v2-heldout, v3-heldout); a held-out batch is frozen before it is
-scored. Labels whose files are not in ../shared are skipped by name, with the reason."""
+scored (v4, 30 labels, frozen and then scored once with seats/3, is the held-out split now; a
+batch frozen and not scored yet is WITHHELD: no test runs a seat on it until its one score). Labels whose files are not in ../shared are skipped by name, with the
+reason."""
 
 from __future__ import annotations
 
@@ -47,27 +49,42 @@ KNOWN_MISSES = {
         "scikit-learn__scikit-learn-14087.traj.json#0",
         "sphinx-doc__sphinx-10323.traj.json#0",
         "sphinx-doc__sphinx-8475.traj.json#0",
-        "sympy__sympy-19346.traj.json#0",
         # held-out v3, frozen at 5f7c24e and scored once (seats/2), then declared seen and moved
-        # into tune: the 13 trajectories the panel missed then (data/README.md classifies them)
-        "astropy__astropy-13236.traj.json#0",
+        # into tune: 6 of the 13 it missed then are still missed with seats/3 (data/README.md;
+        # 14311, 13089, 13236, 6202, 12262, 24970 and 18763 are fixed as classes, as is v2's
+        # sympy-19346: test_scvd_seat_gaps_v3.py)
         "django__django-10097.traj.json#0",
         "django__django-10554.traj.json#0",
-        "django__django-12262.traj.json#0",
-        "django__django-13089.traj.json#0",
         "django__django-13794.traj.json#0",
-        "django__django-14311.traj.json#0",
         "django__django-15278.traj.json#0",
-        "matplotlib__matplotlib-24970.traj.json#0",
-        "pytest-dev__pytest-6202.traj.json#0",
         "sphinx-doc__sphinx-7440.traj.json#0",
         "sphinx-doc__sphinx-7985.traj.json#0",
-        "sympy__sympy-18763.traj.json#0",
     },
-    "heldout": set(),  # no held-out batch is scored at the moment
+    # held-out v4, frozen at d30284f and scored once with seats/3 (frozen at 42bbf8a): the 13
+    # trajectories the panel missed on either tuple, recorded after the score (data/README.md)
+    "heldout": {
+        "astropy__astropy-7336.traj.json#0",
+        "django__django-11119.traj.json#0",
+        "django__django-11400.traj.json#0",
+        "django__django-12193.traj.json#0",
+        "django__django-14500.traj.json#0",
+        "matplotlib__matplotlib-23299.traj.json#0",
+        "psf__requests-1921.traj.json#0",
+        "scikit-learn__scikit-learn-15100.traj.json#0",
+        "sphinx-doc__sphinx-8269.traj.json#0",
+        "sphinx-doc__sphinx-9673.traj.json#0",
+        "sympy__sympy-12481.traj.json#0",
+        "sympy__sympy-20438.traj.json#0",
+        "sympy__sympy-20801.traj.json#0",
+    },
 }
 ROWS = [json.loads(x) for x in real_labels.LABELS.read_text().splitlines()]
 NOT_SHARED = "not in ../shared yet: the public source is listed in scvd/data/real-labels.md"
+STORED = json.loads((real_labels.LABELS.parent / "real-labels-calibration.json").read_text())
+# held-out batches frozen but not scored yet (no scored_once entry): no seat runs on them here
+# before their one score (make_real_labels_calibration.py --score-once BATCH), whatever roots
+WITHHELD = {r["batch"] for r in ROWS if r["split"] == "heldout"} - set(STORED["scored_once"])
+NOT_SCORED = "frozen, not scored yet: its one score is make_real_labels_calibration.py --score-once"
 
 
 def _missed(doc_panel_cases: dict, labels: dict) -> set[str]:
@@ -96,6 +113,7 @@ def test_every_label_file_present_matches_its_hash_and_anchor(real) -> None:
     assert sum(r["batch"] == "v2-heldout" and r["split"] == "tune" for r in ROWS) == 28
     assert sum(r["batch"] == "v3-heldout" and r["split"] == "tune" for r in ROWS) == 30
     assert {r["batch"] for r in ROWS if r["split"] == "heldout"} <= {"v4-heldout"}
+    assert sum(r["batch"] == "v4-heldout" for r in ROWS) == 30
     assert not [r["path"] for r in ROWS if r["in_shared"] and r["path"] in real.missing]
     assert all(
         r["evidence"].split(":")[0] in ("state-diff", "edit-tool", "command", "none") for r in ROWS
@@ -118,6 +136,8 @@ def test_each_labelled_file_is_scored_or_skipped_with_the_reason(real, row) -> N
 @pytest.mark.parametrize("split", ["tune", "heldout"])
 def test_the_panel_misses_exactly_the_known_cases(real, split) -> None:
     part = real.only(split)
+    if any(part.batches.get(c) in WITHHELD for c in part.labels):
+        pytest.skip(f"{', '.join(sorted(WITHHELD))}: {NOT_SCORED}")
     if not part.labels:
         if not any(r["split"] == split for r in ROWS):
             pytest.skip(f"no {split} label exists now (every batch scored so far is tune)")
@@ -194,7 +214,7 @@ def test_a_changed_file_and_a_missing_file(tmp_path) -> None:
 
 
 def test_the_stored_numbers_are_the_live_ones(real) -> None:
-    stored = json.loads((real_labels.LABELS.parent / "real-labels-calibration.json").read_text())
+    stored = STORED
     absent = sum(not r["in_shared"] for r in ROWS)
     which = {absent: "shared_only", 0: "full"}.get(len(real.missing))
     if which is None:
@@ -202,6 +222,9 @@ def test_the_stored_numbers_are_the_live_ones(real) -> None:
             f"{len(real.missing)} labelled files missing: neither stored measurement applies"
         )
     for scope, want in stored[which].items():
+        part = real.only(scope)
+        if any(part.batches.get(c) in WITHHELD for c in part.labels):
+            continue  # a withheld batch is in this scope with the roots at hand: not measured
         live = calibrate_io.calibrate_files(
             real_labels.LABELS, [], True, [SHARED, *EXTRA], scope, legacy=True
         )

@@ -30,17 +30,10 @@ REPO = "agentpost-test/toycalc"
 SECRET = "FUTURE-ANSWER-7f3a"
 CALC = "def add(a, b):\n    return a - b\n\n\ndef neg(a):\n    return -a\n"
 TESTS = "from calc import neg\n\n\ndef test_neg():\n    assert neg(2) == -2\n"
-PYPROJECT = """[build-system]
-requires = ["setuptools>=61"]
-build-backend = "setuptools.build_meta"
-
-[project]
-name = "toycalc"
-version = "0.1"
-
-[tool.setuptools]
-py-modules = ["calc"]
-"""
+# setup.py only, as most SWE-bench repositories at their base commits (pylint 2.x, sympy, astropy)
+SETUP_PY = (
+    'from setuptools import setup\n\nsetup(name="toycalc", version="0.1", py_modules=["calc"])\n'
+)
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -75,7 +68,7 @@ def suite(tmp_path_factory, backend) -> dict:
     repo = root / "toycalc"
     repo.mkdir()
     _git(repo, "init", "-q", "-b", "main")
-    (repo / "pyproject.toml").write_text(PYPROJECT)
+    (repo / "setup.py").write_text(SETUP_PY)
     (repo / ".gitignore").write_text("__pycache__/\n")  # (not the egg-info: the image's list)
     (repo / "calc.py").write_text(CALC)
     (repo / "tests").mkdir()
@@ -156,6 +149,26 @@ def test_planted_future_commit_is_unreachable_in_the_sandbox(task, suite, backen
     assert "v0.1" in out  # a tag of the ancestry is kept (setuptools-scm needs tags)
     lines = out.split()
     assert lines[-2:] == ["0", "0"], out  # no object and no file of .git holds the secret
+
+
+def test_the_editable_install_puts_the_checkout_on_sys_path(task, backend) -> None:
+    """As the harness's conda env (pip 24): a project with no pyproject.toml is installed with
+    ``setup.py develop``, so /testbed is on ``sys.path`` from any directory (pylint 2.x finds its
+    checkers through it). The newest pip's PEP 660 import hook leaves it off."""
+    with backend.create(spec_for(task, backend=backend)) as sb:
+        probe = sb.exec("python -c 'import sys, calc; print(\"/testbed\" in sys.path, calc.__file__)'",
+                        cwd="/")  # fmt: skip
+    assert probe.stdout.split() == ["True", "/testbed/calc.py"], (probe.stdout, probe.stderr)
+
+
+def test_the_system_python_has_no_test_tools(task, backend) -> None:
+    """As the harness's images: pytest is the environment's, not the system Python's (the build
+    base installs one there for Harbor tasks); a recorded ``/usr/bin/python3 -m pytest`` failed."""
+    with backend.create(spec_for(task, backend=backend)) as sb:
+        system = sb.exec("/usr/bin/python3 -m pytest --version", cwd="/testbed")
+        env = sb.exec("python -m pytest --version && ls -d /usr/local/bin", cwd="/testbed")
+    assert system.exit_code == 1 and "No module named pytest" in system.stderr, system
+    assert env.exit_code == 0 and "pytest 8.3.5" in env.stdout + env.stderr, env
 
 
 def _trajectory(fix: bool):

@@ -115,3 +115,41 @@ def test_pytest_summary_is_read_only_without_a_report():
 def test_exit_codes(code, reward, clean):
     obs = exit_code_outcome(code)
     assert (obs.reward, obs.clean) == (reward, clean)
+
+
+JUNIT_BOTH = (
+    b'<testsuites><testsuite tests="2"><testcase classname="t" name="a"/>'
+    b'<testcase classname="t" name="b"/></testsuite></testsuites>'
+)
+JUNIT_B_SKIPPED = JUNIT_BOTH.replace(b'name="b"/>', b'name="b"><skipped/></testcase>')
+
+
+def _harbor(junit, started="missing", reward=b"1\n"):
+    from agentpost.tasks.results import harbor_outcome
+
+    files = {"reward.txt": reward, "junit.xml": junit, "pytest.log": started}
+    return harbor_outcome(files, "junit.xml", "pytest.log")
+
+
+def test_a_harbor_reward_goes_with_the_pytest_report_beside_it():
+    assert _harbor("missing") == Observation(1.0)  # no pytest ran: the reward alone
+    assert _harbor(JUNIT_B_SKIPPED, reward=b"0\n") == Observation(0.0)  # a 0 needs no report
+    ok = _harbor(JUNIT_BOTH, started=b"")
+    assert (ok.report, ok.tests) == ("ok", {"t::a": "PASSED", "t::b": "PASSED"})
+    assert "wrote no report" in _harbor("missing", started=b"").report
+    assert _harbor(b'<testsuites><testsuite tests="0"/></testsuites>').report == "0 tests collected"
+    assert "not valid XML" in _harbor(b"<x").report
+
+
+def test_a_harbor_pass_by_absence_is_the_agents_0_where_the_control_has_its_report():
+    control = _harbor(JUNIT_BOTH, started=b"")
+    for obs in (_harbor(JUNIT_B_SKIPPED), _harbor("missing", started=b""),
+                _harbor(JUNIT_BOTH.replace(b'<testcase classname="t" name="b"/>', b"")
+                        .replace(b'tests="2"', b'tests="1"'))):  # fmt: skip
+        out = classify(obs, lambda: control)
+        assert (out.kind, out.reward, out.control) == ("agent", 0.0, "clean"), obs
+    assert classify(control, lambda: control).kind == "ok"
+    # where the control's pytest leaves no report either, the task's tests run that way
+    cut = _harbor("missing", started=b"")
+    assert classify(cut, lambda: cut).kind == "ok"
+    assert classify(_harbor("missing"), _never).kind == "ok"  # no pytest, no control needed

@@ -65,3 +65,33 @@ def test_no_task_is_a_silent_zero(bench):
     assert all(why and why != "?" for why in listed.values()), listed
     assert listed["b"].startswith("not run") and "Could not resolve host" in listed["c"]
     assert listed["g"].startswith("solution/tests install what cannot be served: pip torch==9")
+
+
+def test_a_solution_killed_by_its_timeout_is_said_so(bench, backend, tmp_path):
+    """An oracle that never ends is not a plain 0: ``tasks check`` and the bench say it was
+    killed by the task's timeout, and after how long."""
+    import shutil
+
+    from agentpost.tasks.check import check_task
+    from agentpost.tasks.loader import load_task
+
+    src = TASKS / "harbor-examples" / "hello-world"
+    if not src.is_dir():
+        pytest.skip(f"the shared Harbor examples are absent ({src})")
+    task = tmp_path / "slow-oracle"
+    shutil.copytree(src, task)
+    toml = (task / "task.toml").read_text()
+    (task / "task.toml").write_text(
+        toml.replace("[agent]\ntimeout_sec = 120.0", "[agent]\ntimeout_sec = 2.0")
+    )
+    (task / "solution" / "solve.sh").write_text("sleep 30\necho 'Hello, world!' > hello.txt\n")
+    row = check_task(load_task(task), backend)
+    assert (row["oracle_reward"], row["nop_reward"]) == (0.0, 0.0), row
+    assert row["oracle_killed"].startswith("timeout after "), row
+    assert row["errors"]["oracle"].endswith(
+        f"its solution was killed by the {row['oracle_killed']}"
+    )
+    bench_row = {"id": "slow-oracle", "group": "harbor", "oracle": 0.0, "nop": 0.0}
+    bench_row["oracle_killed"] = row["oracle_killed"]
+    assert bench.cause(bench_row).startswith("oracle: its solution was killed by the timeout")
+    assert bench.kind(bench_row) == "oracle killed"

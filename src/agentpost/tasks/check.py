@@ -25,24 +25,28 @@ CHECK_TIMEOUT_S = 60.0
 SCRIPT_TAIL = 1500  # characters of the oracle's output kept in its row (why it failed)
 
 
-def run_once(task: Task, backend: Backend, script: Path | None, run_check: bool) -> dict[str, Any]:
+def run_once(
+    task: Task, backend: Backend, script: Path | None, run_check: bool, oracle: bool = False
+) -> dict[str, Any]:
     """One fresh sandbox: prepare, run ``script`` (None: no-op), optionally ``check``, evaluate.
     A multi-step task runs each step's own solution (for the oracle; none for the no-op) and
-    tests in turn in the same sandbox; its reward is the mean of the step rewards."""
+    tests in turn in the same sandbox; its reward is the mean of the step rewards. ``oracle``:
+    ``script`` is the task's oracle, whose grading is then the control (``evaluate``)."""
     out: dict[str, Any] = {"reward": None, "status": None, "check_exit": None}
     try:
         with backend.create(spec_for(task, backend=backend)) as sb:
             prepare(task, sb)
             if task.steps:
-                return _run_steps(task, sb, oracle=script is not None, out=out)
+                return _run_steps(task, sb, oracle=script is not None, out=out, control=oracle)
             if script is not None:
                 res = run_script(task, sb, script)
                 out["script_exit"] = res.exit_code
+                out["script_killed"], out["script_s"] = res.killed, round(res.duration_s, 1)
                 out["script_output"] = (res.stdout + res.stderr)[-SCRIPT_TAIL:]
             if run_check and task.check:
                 chk = sb.exec(task.check, cwd=sb.spec.workdir, timeout_s=CHECK_TIMEOUT_S)
                 out["check_exit"] = chk.exit_code
-            ev = evaluate(task, sb)
+            ev = evaluate(task, sb, oracle=oracle)
     except Exception as e:  # a sandbox or setup failure is recorded, never raised per row
         out["status"] = "infra_error"
         out["error"] = f"{type(e).__name__}: {e}"
@@ -55,12 +59,14 @@ def run_once(task: Task, backend: Backend, script: Path | None, run_check: bool)
     return out
 
 
-def _run_steps(task: Task, sb, oracle: bool, out: dict[str, Any]) -> dict[str, Any]:
+def _run_steps(
+    task: Task, sb, oracle: bool, out: dict[str, Any], control: bool = False
+) -> dict[str, Any]:
     rewards = []
     for i, step in enumerate(task.steps):
         if oracle and step.solution_script is not None:
             run_script(task, sb, step.solution_script, timeout_s=step.agent_timeout_s)
-        ev = evaluate(task, sb, step=i)
+        ev = evaluate(task, sb, step=i, oracle=control)
         if ev.status != "ok":
             out["status"], out["error"] = ev.status, f"step {step.name}: {ev.output[-500:]}"
             return out
@@ -74,7 +80,7 @@ def check_task(task: Task, backend: Backend) -> dict[str, Any]:
     """The suite-check row of one task."""
     has_oracle = task.solution_script or any(s.solution_script for s in task.steps)
     oracle_script = task.solution_script or (task.path if has_oracle else None)
-    oracle = run_once(task, backend, oracle_script, True) if has_oracle else None
+    oracle = run_once(task, backend, oracle_script, True, oracle=True) if has_oracle else None
     nop = run_once(task, backend, None, False)
     wrongs = [run_once(task, backend, w, True) for w in task.wrong_solutions]
     wrong_rewards = [w["reward"] for w in wrongs]
@@ -107,6 +113,9 @@ def check_task(task: Task, backend: Backend) -> dict[str, Any]:
             errors[name] = (
                 f"reward {r['reward']} (expected {want}); verifier: {r.get('output', '')}"
             )
+    if oracle and oracle.get("script_killed") and "oracle" in errors:  # the solution never ended
+        row["oracle_killed"] = f"{oracle['script_killed']} after {oracle['script_s']} s"
+        errors["oracle"] += f"; its solution was killed by the {row['oracle_killed']}"
     if errors:
         row["errors"] = errors
         if oracle and "oracle" in errors and oracle.get("script_output"):

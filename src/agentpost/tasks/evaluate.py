@@ -25,6 +25,7 @@ Layer: io.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import tempfile
 import threading
@@ -39,6 +40,7 @@ from agentpost.tasks.model import EvalResult, Task
 from agentpost.tasks.outcome import Observation, Outcome, classify
 from agentpost.tasks.results import (  # noqa: F401 (parse_reward_*: this module's old API)
     exit_code_outcome,
+    harbor_outcome,
     harbor_reward,
     parse_reward_json,
     parse_reward_text,
@@ -57,9 +59,13 @@ DEFAULT_TB1_RUNNER = (
     "#!/bin/bash\nexec python3 -I -m pytest -p no:cacheprovider --rootdir=/tests "
     '--confcutdir=/tests -rA "$TEST_DIR/test_outputs.py"\n'
 )
-# Every pytest the tests start writes its JUnit report into the verifier's own dir.
+# Every pytest the tests start writes its JUnit report into the verifier's own dir when it ends,
+# and opens its log file there when it starts (``results.harbor_outcome``: started, no report).
 JUNIT = "junit.xml"
-PYTEST_ADDOPTS = f"--junitxml=/logs/verifier/{JUNIT} -p no:cacheprovider"
+STARTED = "pytest.log"
+PYTEST_ADDOPTS = (
+    f"--junitxml=/logs/verifier/{JUNIT} --log-file=/logs/verifier/{STARTED} -p no:cacheprovider"
+)
 _NOT_COPIED = {"Dockerfile", SETUP_SCRIPT, ".dockerignore"}
 
 # Task families graded their own way: format → "module:function(task, sandbox) -> EvalResult". A
@@ -167,20 +173,31 @@ def run_script(
 
 
 def evaluate(
-    task: Task, sandbox: Sandbox, step: int | None = None, *, control: bool = True
+    task: Task,
+    sandbox: Sandbox,
+    step: int | None = None,
+    *,
+    control: bool = True,
+    oracle: bool = False,
 ) -> EvalResult:
     """Grade the sandbox's current state with the task's evaluator (a multi-step task: with
     step ``step``'s tests; its last step when ``step`` is None). A SWE-bench task is graded
     like the harness (``tasks.swebench.grade``). Blame follows ``outcome.classify``: an outcome
     that is not a clean verdict is the agent's 0 unless the control (the oracle graded the same
     way, in a fresh sandbox of the same spec) fails too; ``control=False`` never grades one
-    (then it is the agent's 0)."""
+    (then it is the agent's 0). ``oracle=True``: the sandbox holds the oracle's own state
+    (``tasks check``), so a clean observation of it is the control (remembered), not graded
+    twice."""
     if task.format in FAMILY_EVALUATORS:
         return resolve(FAMILY_EVALUATORS, task.format, "task evaluator")(task, sandbox)
     i = (len(task.steps) - 1 if step is None else step) if task.steps else None
     graded = _at_step(task, i)
     obs, out, details = observe(graded, sandbox)
     ctl = (lambda: control_observation(task, i, sandbox)) if control else None
+    if oracle and obs.clean and getattr(sandbox, "backend", None) is not None:
+        with _CONTROLS_LOCK:
+            _CONTROLS[_control_key(task, i, sandbox)] = obs
+        ctl = lambda: obs  # noqa: E731 (the oracle's state is the control's)
     return _result(classify(obs, ctl, static=_static_problem(graded, sandbox)), out, details)
 
 
@@ -230,7 +247,7 @@ def observe(task: Task, sandbox: Sandbox) -> tuple[Observation, str, dict]:
             cwd=sandbox.spec.workdir,
             timeout_s=task.verifier_timeout_s,
             env={**task.verifier_env, "PYTEST_ADDOPTS": PYTEST_ADDOPTS},
-            reads=(JUNIT,) if tb1 else ("reward.txt", "reward.json"),
+            reads=(JUNIT,) if tb1 else ("reward.txt", "reward.json", JUNIT, (STARTED, 0)),
             exec_kw=_as_root(task),
         )
     except Exception as e:  # a sandbox failure: the control says whose
@@ -248,7 +265,7 @@ def observe(task: Task, sandbox: Sandbox) -> tuple[Observation, str, dict]:
     elif tb1:
         obs = exit_code_outcome(res.exit_code)
     else:
-        obs = harbor_reward(run.files)
+        obs = harbor_outcome(run.files, JUNIT, STARTED)
     if obs.tests:
         details["tests"] = obs.tests
     problem = _tree_problem(res)
@@ -279,19 +296,21 @@ _CONTROLS_LOCK = threading.Lock()
 def control_observation(task: Task, step: int | None, sandbox: Sandbox) -> Observation:
     """The control for ``task`` (at ``step``) in ``sandbox``'s conditions: its oracle (every
     step's up to ``step``), or nothing for a task without one, run in a fresh sandbox of the
-    same spec and backend, then graded the same way. A clean control is remembered for the
+    same spec and backend, then graded the same way, while ``sandbox``'s kept processes are
+    frozen (``paused``: they cannot starve it into a timeout). A clean control is remembered for the
     process; one that is not is graded again next time (it may have been a passing fault)."""
     backend = getattr(sandbox, "backend", None)
     if backend is None:
         why = "the sandbox failed while grading: no backend for a control"
         return Observation(None, why, sandbox_failed=True)
-    key = (backend.name, str(task.path), task.id, step, repr(sandbox.spec))
+    key = _control_key(task, step, sandbox)
     with _CONTROLS_LOCK:
         known = _CONTROLS.get(key)
     if known is not None:
         return known
+    paused = getattr(sandbox, "paused", None)  # what the agent left running: frozen meanwhile
     try:
-        with backend.create(sandbox.spec) as box:
+        with paused() if paused else contextlib.nullcontext(), backend.create(sandbox.spec) as box:
             prepare(task, box)
             scripts = (
                 [s.solution_script for s in task.steps[: step + 1]]
@@ -309,3 +328,7 @@ def control_observation(task: Task, step: int | None, sandbox: Sandbox) -> Obser
         with _CONTROLS_LOCK:
             _CONTROLS[key] = obs
     return obs
+
+
+def _control_key(task: Task, step: int | None, sandbox: Sandbox) -> tuple:
+    return (sandbox.backend.name, str(task.path), task.id, step, repr(sandbox.spec))

@@ -12,7 +12,8 @@ way, in the same conditions, did not get a clean verdict either.
 | a clean verdict: the tests ran to their end in time, the test process exited by itself (no signal, never stopped), nothing it started outlived it, the link sweep finished, and the result (reward file, test report, exit code) was read and understood | ``ok``, with that reward |
 | the task cannot be graded as configured (no tests; an evaluator that needs the network in a sandbox without one) | ``infra`` (no control needed: the agent's state plays no part) |
 | anything else, e.g. a full disk in the agent's dirs, a hang or a timeout in the tests, a test tree killed by a limit, stopped or signalled, a process left behind by the tests, exit 126/127 of a script, no or an unparsable or non-regular reward file, a report that is missing, unparsable or counts 0 tests, every test skipped, a link sweep that did not finish, a sandbox error while grading | the agent's 0 when the control's outcome is clean; ``infra`` when the control's is not (then the task or the machine is broken, and the sample is retried or dropped, never scored) |
-| a passing run with per-test results (Terminal-Bench 1's pytest) that lacks a test the control reported, or skipped one the control did not skip (TB1 counts skips as passes) | the agent's 0 |
+| a passing run with per-test results (Terminal-Bench 1's pytest, or the JUnit report of a pytest a Harbor ``test.sh`` ran) that lacks a test the control reported, or skipped one the control did not skip (TB1 counts skips as passes; ``pytest; [ $? -eq 0 ]`` does too) | the agent's 0 |
+| a positive Harbor reward whose pytest started but left no report, or a report with 0 tests or cut off (``os._exit(0)`` or ``pytest.exit(returncode=0)`` in the agent's module), where the control's pytest left a full report | the agent's 0 (where the control's report looks the same, the reward stands: the task's own tests run that way) |
 
 A control is graded once per task and conditions and remembered (``evaluate.control``); it runs
 when an observation is not clean, or when a passing per-test report must be checked against it,
@@ -39,6 +40,9 @@ class Observation:
     problem: str | None = None
     tests: dict[str, str] = field(default_factory=dict)  # test id -> PASSED/FAILED/SKIPPED/...
     sandbox_failed: bool = False  # the problem is an error of the sandbox, not of a run
+    # a reward file beside the pytest report we asked for (Harbor): "ok" when the report lists
+    # its tests (in ``tests``), else why it is no report (cut off, 0 tests); None: no pytest ran
+    report: str | None = None
 
     @property
     def clean(self) -> bool:
@@ -64,7 +68,7 @@ def classify(
     Without a control an unclean observation is the agent's 0 (the caller says why none exists)."""
     if static:
         return Outcome("infra", None, static, None, "no tests" in static)
-    if obs.clean and not (obs.tests and obs.reward >= 1.0):
+    if obs.clean and not _to_check(obs):
         return Outcome("ok", obs.reward, "")
     ctl = control() if control is not None else None
     said = None if ctl is None else ("clean" if ctl.clean else f"not clean: {ctl.problem}")
@@ -72,9 +76,21 @@ def classify(
         why = obs.problem or "skipped tests"
         why = f"{why}; the control failed too ({ctl.problem})"
         return Outcome("infra", None, why, said, not ctl.sandbox_failed)
+    if obs.clean and obs.report not in (None, "ok"):  # a pytest that left no full report
+        if ctl is not None and ctl.report not in (None, "ok"):
+            return Outcome("ok", obs.reward, "", said)  # the task's own tests run that way
+        return Outcome("agent", 0.0, f"a positive reward, but pytest: {obs.report}", said)
     if obs.clean:  # a passing per-test report left to check against the control's
         return _judge_tests(obs, ctl, said)
     return Outcome("agent", 0.0, obs.problem or "no verdict", said)
+
+
+def _to_check(obs: Observation) -> bool:
+    """Whether a clean, positive verdict still needs the control: its per-test report (a skip
+    or a missing test may be the agent's doing) or a pytest report that is not one."""
+    if obs.reward <= 0:
+        return False
+    return bool(obs.tests and obs.reward >= 1.0) or obs.report not in (None, "ok")
 
 
 def _skipped(obs: Observation) -> set[str]:

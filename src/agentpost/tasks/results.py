@@ -12,6 +12,12 @@ the problem. Nothing here decides blame (``outcome.classify`` does).
   Terminal-Bench's ``PytestParser``, the per-test lines after pytest's "short test summary info"
   header (``-rA``). Resolved when every test PASSED, XFAIL or was SKIPPED (skips are then checked
   against the control); a report with no test is a problem ("0 collected", pytest's exit 5).
+- Harbor with pytest (Terminal-Bench 2's ``pytest ...; [ $? -eq 0 ]``): beside a positive
+  reward, the JUnit report the harness asked for and the log file pytest opens when it starts
+  (both through ``PYTEST_ADDOPTS``): a report's tests go with the reward (checked against the
+  control's, as for TB1), and a pytest that started but left no report, or one with 0 tests or
+  cut off, is noted (``Observation.report``); no report and no log: no pytest ran, the reward
+  stands alone.
 - Terminal-Bench 1, any other parser: the runner's exit code (0 resolved, otherwise not; 126/127,
   "cannot run"/"not found", is a problem: the agent's missing script or a missing runner alike).
 
@@ -23,6 +29,7 @@ from __future__ import annotations
 import json
 import re
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 
 from agentpost.tasks.outcome import Observation
 
@@ -70,6 +77,27 @@ def harbor_reward(files: dict[str, bytes | str]) -> Observation:
             return Observation(None, f"unparsable reward in /logs/verifier/{name}: {got[:200]!r}")
         return Observation(value)
     return Observation(None, "no reward file (/logs/verifier/reward.txt or reward.json)")
+
+
+def harbor_outcome(files: dict[str, bytes | str], junit: str, started: str) -> Observation:
+    """``harbor_reward`` with the pytest report: ``files[junit]`` (bytes, or why not) and
+    ``files[started]`` (pytest's log file: "missing" when pytest never started)."""
+    obs = harbor_reward(files)
+    if not obs.clean or obs.reward <= 0:
+        return obs
+    report = files.get(junit, "missing")
+    if report == "missing":
+        if files.get(started, "missing") == "missing":
+            return obs
+        return replace(obs, report="it started but wrote no report (ended before its end)")
+    if isinstance(report, str):
+        return replace(obs, report=f"the JUnit report: {report}")
+    tests = junit_tests(report)
+    if isinstance(tests, str):
+        return replace(obs, report=tests)
+    if not tests:
+        return replace(obs, report="0 tests collected")
+    return replace(obs, tests=tests, report="ok")
 
 
 def junit_tests(data: bytes) -> dict[str, str] | str:

@@ -18,6 +18,8 @@ links those to it: SWE-agent 0.x kept the repository at ``/<owner>__<name>`` and
 ``/workspace/<owner>__<name>__<version>`` to ``/testbed`` itself (its ``instance_swe_entry.sh``);
 ``/workspace`` is writable in the sandbox (``WORKSPACE``: OpenHands writes its scratch files
 there). The links come last in the Dockerfile, so images built before them keep their layers.
+The system Python holds no package of its own (``SYSTEM_CLEAN``: the build base's pytest and uv
+go), as the harness's images: an agent that calls ``/usr/bin/python3 -m pytest`` fails there too.
 
 Offline grading: the harness's eval script runs the install step again; the build fetches that
 step's build requirements into ``/opt/agentpost/wheels`` and the image ends with
@@ -53,6 +55,19 @@ SETUP_COMMIT = f"{STATE}/setup_commit"
 BUILT = f"{STATE}/untracked"  # what the install left untracked in /testbed (egg-info, builds)
 WHEELS = "/opt/agentpost/wheels"
 WORKSPACE = "/workspace"
+# pip, setuptools and wheel as a conda Python env held them when the harness's images were built
+# (2024), not the newest: pip >= 25.3 installs every editable through PEP 660, whose import hook
+# keeps /testbed off sys.path, where pip 24.0 still runs `setup.py develop` for a project with no
+# pyproject.toml (an egg-link: /testbed on sys.path). pylint 2.x finds its own checkers by file
+# path through sys.path (astroid.modutils): with the hook none load and its tests fail, gold too.
+BOOTSTRAP = ("pip==24.0", "setuptools==69.5.1", "wheel==0.43.0")
+# the build base's pip-installed tools for Harbor tasks (pytest, uv) leave the system Python: the
+# harness's images have none there, so `/usr/bin/python3 -m pytest` fails as it did in the run
+SYSTEM_CLEAN = (
+    "for d in /usr/local/lib/python3*/dist-packages; do"
+    ' p=$(python3 -m pip list --path "$d" --format freeze 2>/dev/null | cut -d= -f1);'
+    ' [ -z "$p" ] || python3 -m pip uninstall -y -q $p; done'
+)
 ACTIVATE = """\
 # agentpost: a conda-free stand-in for miniconda's activate. Environments are Debian venvs in
 # /opt/miniconda3/envs; `conda activate NAME` activates one (no other conda command exists).
@@ -84,7 +99,7 @@ def _pip(args: list[str]) -> str:
 
 def env_script(env: dict[str, Any]) -> str:
     lines = ["#!/bin/bash", "set -euxo pipefail", "source /opt/miniconda3/bin/activate",
-             "conda activate testbed", _pip(["-U", "pip", "setuptools", "wheel"])]  # fmt: skip
+             "conda activate testbed", _pip(list(BOOTSTRAP))]  # fmt: skip
     if env["requirements"].strip():
         lines.append(_pip(["-r", f"{STATE}/requirements.txt"]))
     if env["conda"]:
@@ -136,7 +151,7 @@ RUN bash {STATE}/env.sh
 COPY repo {harness.REPO_DIR}
 COPY install.sh {STATE}/
 RUN bash {STATE}/install.sh
-RUN mkdir -p {WORKSPACE}{link}
+RUN {SYSTEM_CLEAN} && mkdir -p /usr/local/bin {WORKSPACE}{link}
 ENV VIRTUAL_ENV={VENV} CONDA_DEFAULT_ENV=testbed PATH={VENV}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \\
     PIP_NO_INDEX=1 PIP_FIND_LINKS={WHEELS}
 WORKDIR {harness.REPO_DIR}
