@@ -13,12 +13,13 @@ one after the other in child processes on the same file:
 
 and prints for each: wall seconds, CPU seconds (user + system: a busy shared machine inflates
 wall time, less so CPU), peak resident memory (the child's ru_maxrss), the same per 10,000
-trajectories, and the ratios to ``read``. Expected before measuring: every command streams, so
-peak memory grows with the rows kept (a few kB per trajectory), not with the trajectories'
-size; time is dominated by parsing and validating each trajectory and classifying its calls.
-With ``--chromium`` it then opens the report in headless Chromium (a fresh profile, offline)
-three times and prints the seconds until the viewer lists the trajectories, and until a deep
-link opens the last trajectory (its shard read on demand). The load average is printed beside.
+trajectories, the ratios to ``read``, and the load average as it ended. Expected before
+measuring: every command streams, so peak memory grows with the rows kept (a few kB per
+trajectory), not with the trajectories' size; time is dominated by parsing and validating
+each trajectory and classifying its calls. With ``--chromium`` it then opens the report in
+headless Chromium (a fresh profile, offline) three times and prints the seconds until the
+viewer lists the trajectories, and until a deep link opens the last trajectory (its shard read
+on demand). The load average is printed beside.
 
 Run: ``.venv/bin/python bench/analysis.py [--n 100000] [--models 13] [--rollouts 8] [--chromium]
 [--keep DIR]``.
@@ -65,7 +66,12 @@ def measure(cmd: list[str], stdout=subprocess.DEVNULL) -> dict:
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         sys.exit(f"failed ({proc.returncode}): {' '.join(cmd[3:])}\n{err[-2000:]}")
-    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "mb": usage.ru_maxrss / 1024}
+    return {
+        "wall": wall,
+        "cpu": usage.ru_utime + usage.ru_stime,
+        "mb": usage.ru_maxrss / 1024,
+        "load": os.getloadavg()[0],
+    }  # the 1-minute load average as the command ends
 
 
 def chromium_times(report: Path, last_id: str, rounds: int = 3) -> tuple[list[float], list[float]]:
@@ -117,12 +123,12 @@ def main() -> None:
         base = rows["read"]
         per = 10_000 / args.n
         print(f"\n{'command':<11} {'wall s':>8} {'CPU s':>8} {'peak MB':>8} | per 10k: "
-              f"{'wall s':>7} {'CPU s':>7} {'MB':>7} | x read: {'wall':>6} {'CPU':>6} {'peak':>6}")  # fmt: skip
+              f"{'wall s':>7} {'CPU s':>7} {'MB':>7} | x read: {'wall':>6} {'CPU':>6} {'peak':>6} | load")  # fmt: skip
         for name, r in rows.items():
             print(f"{name:<11} {r['wall']:8.1f} {r['cpu']:8.1f} {r['mb']:8.0f} | {'':9}"
                   f"{r['wall'] * per:7.2f} {r['cpu'] * per:7.2f} {r['mb'] * per:7.1f} | {'':8}"
                   f"{r['wall'] / base['wall']:6.1f} {r['cpu'] / base['cpu']:6.1f} "
-                  f"{r['mb'] / base['mb']:6.1f}")  # fmt: skip
+                  f"{r['mb'] / base['mb']:6.1f} | {r['load']:4.1f}")  # fmt: skip
         page = (out / "report.html").stat().st_size
         shards = list((out / "report_data").glob("*.js"))
         print(f"\nreport: page {page / 1e6:.2f} MB; data folder {len(shards)} files, "

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from agentpost.ingress.hostdir import open_under, read_tree, write_tree
+from agentpost.ingress.hostdir import HeldFile, OpenDir, open_under, read_tree, write_tree
 from agentpost.ingress.keys import Bounds, LinkRefused, TooLarge, UnsafeKey
 
 
@@ -87,3 +87,42 @@ def test_open_under_reaches_only_plain_files_inside_the_root(tmp_path, outside):
                      ("snapshots/missing.tar", FileNotFoundError)):  # fmt: skip
         with pytest.raises(err):
             open_under(run, key)
+
+
+def test_a_held_file_is_reread_by_descent_from_its_folder(tmp_path, outside):
+    """A ``HeldFile`` (what a run folder's walk found) reads through the folder's fd it was
+    found in: renaming the folder itself changes nothing, a folder or the file swapped for a
+    link (or a hard link, a FIFO) after the walk is ``LinkRefused``, never followed."""
+    run = tmp_path / "run"
+    (run / "sub").mkdir(parents=True)
+    (run / "sub" / "t.jsonl").write_text("mine\n")
+    f = HeldFile(OpenDir(run), "sub/t.jsonl", 5)
+    assert str(f) == f"{run}/sub/t.jsonl" and not hasattr(f, "__fspath__")
+    os.rename(run, tmp_path / "moved")  # the fd holds the folder, not its name
+    os.symlink(outside, run)
+    assert f.read(100) == b"mine\n" and f.stat().st_size == 5
+    moved = tmp_path / "moved"
+    for plant in ("dir-link", "file-link", "hard-link", "fifo"):
+        os.rename(moved / "sub", moved / "old")
+        if plant == "dir-link":
+            os.symlink(outside, moved / "sub")
+        else:
+            (moved / "sub").mkdir()
+            target = moved / "sub" / "t.jsonl"
+            if plant == "file-link":
+                os.symlink(outside / "secret", target)
+            elif plant == "hard-link":
+                os.link(outside / "secret", target)
+            else:
+                os.mkfifo(target)
+        with pytest.raises(LinkRefused):
+            f.read(100)
+        if plant == "dir-link":
+            os.unlink(moved / "sub")
+        else:
+            for p in (moved / "sub").iterdir():
+                p.unlink()
+            (moved / "sub").rmdir()
+        os.rename(moved / "old", moved / "sub")
+    with pytest.raises(TooLarge):
+        f.read(3)

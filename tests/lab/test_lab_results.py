@@ -4,7 +4,7 @@ there with verdict 'not run' and the arms it lacked, never silently dropped."""
 from __future__ import annotations
 
 from agentpost.lab import directions
-from agentpost.report.lab import results_doc
+from agentpost.report.lab import hero_dynamics_markdown, results_doc, runs_markdown
 
 
 def test_a_direction_whose_arm_did_not_run_is_listed_as_not_run():
@@ -24,3 +24,21 @@ def test_a_direction_whose_arm_did_not_run_is_listed_as_not_run():
     assert by["scvd:R2W"]["reason"] == "arm(s) not run: scvd"
     # the pre-registered arms that ran but gave no estimate say so too
     assert by["grpo_vs_base:tokens"]["reason"] == "no estimate in the experiment's document"
+
+
+def test_the_runs_section_says_which_arms_ran_and_where():
+    hero = {"table": {"base": {}, "grpo": {}, "hero": {}}, "seeds": [0, 1, 2], "wall_s": 9.0,
+            "runs": [{"train_s": 100.0}, {"train_s": 50.5}]}  # fmt: skip
+    scvd = {"table": {"base": {}, "ftd": {}, "scvd": {}}, "seeds": [0, 1, 2], "runs": []}
+    text = runs_markdown(results_doc(hero, scvd, load="17 18 19", code="abc1234"))
+    assert "hero: arms base, grpo, hero; seeds [0, 1, 2]; training 150.5 s" in text
+    assert "load average (1, 5, 15 min): 17 18 19; code: abc1234" in text
+
+
+def test_the_dynamics_table_says_how_often_the_gate_was_open():
+    steps = [
+        {"gate_mean": 0.1, "frac_gated": 0.5, "frac_groups_kept": 1.0, "resolution_rate": 0.6},
+        {"gate_mean": 0.0, "frac_gated": 0.0, "frac_groups_kept": 0.5, "resolution_rate": 0.2},
+    ]
+    text = hero_dynamics_markdown({"runs": [{"variant": "hero", "dynamics": steps}]})
+    assert "| hero | 2 | 0.50 | 0.25 | 0.050 | 0.75 | 0.40 |" in text

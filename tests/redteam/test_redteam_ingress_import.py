@@ -124,3 +124,29 @@ def test_an_honest_report_beside_the_run_is_still_read(tmp_path):
     (run / "logs" / "astropy__astropy-1" / "report.json").write_text(json.dumps(report))
     (t,) = import_file(path)
     assert t.outcome.resolved is False and t.outcome.tests == {"t1": "PASSED", "t2": "FAILED"}
+
+
+def test_a_file_link_in_an_imported_folder_reads_no_host_file(tmp_path, host):
+    """``agentpost import DIR`` walks the folder for scaffold logs. On main the walk kept every
+    name that ``is_file()`` (which follows a link): a co-writer of a shared runs folder who
+    planted ``trial/trajectory.json -> a host file`` had that host file read and imported into
+    the output. Now the folder is walked by descent (``ingress.hostdir.walk``): a link is
+    named in a warning and never read; the honest file beside it is imported."""
+    import subprocess
+    import sys
+
+    runs = tmp_path / "runs"
+    _atif(runs / "mine", "")
+    doc = json.loads((runs / "mine" / "trajectory.json").read_text())
+    doc.pop("continued_trajectory_ref")
+    (runs / "mine" / "trajectory.json").write_text(json.dumps(doc))
+    (runs / "theirs").mkdir()
+    os.symlink(host.root / "secret.json", runs / "theirs" / "trajectory.json")
+    out = tmp_path / "out.jsonl"
+    res = subprocess.run([sys.executable, "-c", "from agentpost.cli import main; main()", "import",
+                          str(runs), "-o", str(out)], capture_output=True, text=True,
+                         timeout=300)  # fmt: skip
+    assert host.untouched(), host.changes()
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert out.read_text().count("\n") == 1 and LEAK not in out.read_text()
+    assert "theirs/trajectory.json" in res.stderr and "link" in res.stderr, res.stderr[-2000:]

@@ -106,3 +106,57 @@ def test_a_linked_dockerfile_reads_no_host_file(tmp_path: Path, rel: str):
     froms = task_froms(task)
     assert any("unreadable" in str(f["target"]) for f in froms), froms
     assert canaries.untouched(), canaries.changes()
+
+
+def _old_install_texts(task) -> dict[str, str]:
+    """The loop ``tasks.images.install_texts`` used before (rglob + is_file + read_bytes)."""
+    from agentpost.tasks.images import MAX_TEXT, SCRIPT_SUFFIXES
+
+    out: dict[str, str] = {}
+    root = task.path
+
+    def under(path):
+        if path is None or not path.exists() or path.is_symlink():
+            return
+        files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+        for p in files:
+            if p.is_symlink() or p.stat().st_size > MAX_TEXT or p.suffix not in SCRIPT_SUFFIXES:
+                continue
+            try:
+                out[str(p.relative_to(root))] = p.read_bytes().decode("utf-8")
+            except (UnicodeDecodeError, OSError, ValueError):
+                continue
+
+    sol = task.solution_script
+    if sol is not None:
+        under(sol.parent if sol.parent != root else sol)
+    for d in (task.tests_dir, *(s.tests_dir for s in task.steps)):
+        under(d)
+    for s in task.steps:
+        if s.solution_script is not None:
+            under(s.solution_script.parent)
+    for p in (task.run_tests_script, *task.wrong_solutions):
+        under(p)
+    return out
+
+
+def test_the_texts_read_for_image_needs_are_bounded_and_unchanged(tmp_path: Path, monkeypatch):
+    """``install_texts`` (what the solution and tests install, for the image's offline
+    provisioning) read every file under ``tests/`` and ``solution/``: on main without a bound
+    on their number. Now by descent, bounded by ``fields.TREE_ENTRIES``; for a task without
+    links it reads the same texts in the same order (``needs.json`` and image tags stay)."""
+    from agentpost.tasks.images import install_texts
+    from agentpost.tasks.loader import bundled_suite_path
+
+    for name in ("csv-to-json", "c-primes"):
+        task = load_task(bundled_suite_path() / name)
+        got = install_texts(task)
+        assert got and list(got.items()) == list(_old_install_texts(task).items())
+    task_dir = _task(tmp_path, {})
+    many = task_dir / "tests" / "many"
+    many.mkdir()
+    for i in range(40):
+        (many / f"f{i}.sh").write_text("echo\n")
+    monkeypatch.setattr(fields, "TREE_ENTRIES", 30)
+    with pytest.raises(InputError, match="many|entries|over"):
+        install_texts(load_task(task_dir))

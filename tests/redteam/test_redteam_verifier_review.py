@@ -67,6 +67,21 @@ def test_link_sweep_fooled_by_a_path_longer_than_path_max(anyb):
     assert_zero(res)
 
 
+def test_the_shell_sweep_is_not_fooled_by_a_path_longer_than_path_max(backend):
+    """The chain above (each link body short, the resolved path
+    past ``PATH_MAX``) under the shell sweep (docker's images without python3): the answer
+    link goes, or the sweep says it did not finish (then the run is the agent's 0)."""
+    from agentpost.sandbox.base import SandboxSpec
+    from agentpost.tasks import verifier
+
+    with backend.create(SandboxSpec()) as box:
+        assert box.exec(["python3", "-c", DEEP]).exit_code == 0
+        r = box.exec(["/bin/sh", "-c", verifier.SWEEP_SH, "sweep", "/app"])
+        done = verifier.SWEEP_DONE in r.stdout
+        left = box.exec("test -L /app/out && echo kept").stdout
+    assert not (done and left), (r.stdout, r.stderr[-500:])
+
+
 # --- security grading on docker (no user namespaces there: the jail's fallback) ----------------
 
 
@@ -291,3 +306,39 @@ def test_a_kept_server_cannot_race_the_tests(anyb):
         alive = box.exec("ls -l /app/out; pgrep -af python3", timeout_s=30).stdout
     assert_zero(res)
     assert "/tests/expected.txt" in alive, alive  # it ran all along
+
+
+# --- docker's keeper fallback (an image without python3, or AGENTPOST_SANDBOX_EXEC=fresh) -----
+
+# the agent's module, imported by a third-party test with the test's powers: a daemon that keeps
+# writing reward 1 after test.sh wrote its 0, until it is killed
+REWARD_DAEMON = """import os, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        end = time.time() + 60
+        while time.time() < end:
+            try:
+                with open('/logs/verifier/.r', 'w') as f:
+                    f.write('1')
+                os.replace('/logs/verifier/.r', '/logs/verifier/reward.txt')
+            except OSError:
+                pass
+            time.sleep(0.002)
+    os._exit(0)
+"""
+
+
+@pytest.mark.parametrize("mode", ["server", "fresh"])
+def test_a_process_outliving_the_tests_counts_in_docker_fallback(docker, monkeypatch, mode):
+    """Code the tests run without ``as-agent`` has the test's powers (out of scope), but a
+    process it leaves behind is still a stray, so the run is no clean verdict. In docker's
+    keeper fallback (``fresh``: each exec a ``docker exec``, a sweep after it) strays were
+    killed but not counted: a daemon rewriting ``reward.txt`` after ``test.sh`` wrote 0 got
+    reward 1 there (and 0 with the executor)."""
+    monkeypatch.setenv("AGENTPOST_SANDBOX_EXEC", mode)
+    monkeypatch.setattr("agentpost.tasks.evaluate._CONTROLS", {})
+    turn = f"cat > /app/answer.py <<'EOF'\n{REWARD_DAEMON}EOF"
+    res = attack(docker, load_task(FIX / "harbor-pytest"), turn)
+    assert_zero(res)
+    assert "outlived" in res.details["failure"], res.details

@@ -161,6 +161,16 @@ def test_the_editable_install_puts_the_checkout_on_sys_path(task, backend) -> No
     assert probe.stdout.split() == ["True", "/testbed/calc.py"], (probe.stdout, probe.stderr)
 
 
+def test_the_system_python_has_no_test_tools(task, backend) -> None:
+    """As the harness's images: pytest is the environment's, not the system Python's (the build
+    base installs one there for Harbor tasks); a recorded ``/usr/bin/python3 -m pytest`` failed."""
+    with backend.create(spec_for(task, backend=backend)) as sb:
+        system = sb.exec("/usr/bin/python3 -m pytest --version", cwd="/testbed")
+        env = sb.exec("python -m pytest --version && ls -d /usr/local/bin", cwd="/testbed")
+    assert system.exit_code == 1 and "No module named pytest" in system.stderr, system
+    assert env.exit_code == 0 and "pytest 8.3.5" in env.stdout + env.stderr, env
+
+
 def _trajectory(fix: bool):
     edit = "sed -i 's/a - b/a + b/' calc.py" if fix else "sed -i 's/a - b/a * b/' calc.py"
     result = "5" if fix else "6"

@@ -186,6 +186,7 @@ def results_command(
     out: Path = typer.Option(Path("docs/lab/results.json"), "--out", "-o"),
     markdown: Path = typer.Option(None, "--markdown", help="Also write the tables as Markdown."),
     load: str = typer.Option("", "--load", help="The load average measured during the runs."),
+    code: str = typer.Option("", "--code", help="The commit the experiments ran at."),
 ) -> None:
     """The results document (docs/lab/results.json) and tables from finished experiments."""
     from agentpost.report.lab import results_doc, results_markdown
@@ -200,7 +201,7 @@ def results_command(
 
     registered = {"hero": [d.to_json() for d in directions.HERO],
                   "scvd": [d.to_json() for d in directions.SCVD]}  # fmt: skip
-    doc = results_doc(docs["hero"], docs["scvd"], load=load, registered=registered)
+    doc = results_doc(docs["hero"], docs["scvd"], load=load, registered=registered, code=code)
     from agentpost.documents.write import write_json
 
     write_json(out, doc)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import weakref
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
@@ -227,3 +228,52 @@ def open_under(root: str | os.PathLike, key: str, *, hardlinks: bool = False) ->
             return open_regular(d, parts[-1], hardlinks=hardlinks, where=key)
     finally:
         os.close(rfd)
+
+
+class OpenDir:
+    """An open fd of directory ``path`` (``open_root``: a run folder the user named), closed when
+    the last ``HeldFile`` of it is gone. ``path`` is for messages only."""
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = os.fspath(path)
+        self.fd = open_root(path)
+        weakref.finalize(self, os.close, self.fd)
+
+
+class HeldFile:
+    """A regular file below an ``OpenDir``, named by its key and reopened by descent from the
+    dir's fd (``openat`` with ``O_NOFOLLOW``, component by component) each time it is read,
+    never by path: a folder swapped for a link after the walk that found the file, or a link
+    or hard link put in the file's place, is ``LinkRefused``. ``str()`` is its path, for
+    messages; there is deliberately no ``__fspath__`` (nothing may open it by path)."""
+
+    __slots__ = ("dir", "key", "size")
+
+    def __init__(self, dir: OpenDir, key: str, size: int) -> None:
+        self.dir, self.key, self.size = dir, normalise_key(key), size
+
+    def __str__(self) -> str:
+        return f"{self.dir.path.rstrip('/')}/{self.key}"
+
+    __repr__ = __str__
+
+    def open_fd(self) -> int:
+        """A read-only fd of the file (blocking reads; a FIFO or device was refused)."""
+        parts = split_key(self.key)
+        with descend(self.dir.fd, parts[:-1], where=self.key) as d:
+            return open_regular(d, parts[-1], hardlinks=False, where=self.key)
+
+    def stat(self) -> os.stat_result:
+        fd = self.open_fd()
+        try:
+            return os.fstat(fd)
+        finally:
+            os.close(fd)
+
+    def read(self, limit: int) -> bytes:
+        """All of the file, ``TooLarge`` past ``limit`` bytes."""
+        fd = self.open_fd()
+        try:
+            return read_fd(fd, limit, str(self))
+        finally:
+            os.close(fd)

@@ -246,8 +246,9 @@ def table(arms: dict[str, dict[int, list[dict]]], tasks: list[str], k: int, n_bo
             continue
         if dr.metric == "low_entropy_unproductive":
             lo_, rest = c[dr.a]["_low"]
+            ci = stats.interval(stats.replicates(*lo_, d) - stats.replicates(*rest, d))
             est = {"mean": stats.ratio(*lo_) - stats.ratio(*rest),
-                   "ci95": stats.interval(stats.replicates(*lo_, d) - stats.replicates(*rest, d)),
+                   "ci95": ci if ci is None or ci[1] > ci[0] else None,  # never zero-width
                    "low_rate": stats.ratio(*lo_), "rest_rate": stats.ratio(*rest)}  # fmt: skip
         else:
             est = stats.difference(c[dr.a][dr.metric], c[dr.b][dr.metric], d)

@@ -152,7 +152,8 @@ def not_run(registered: dict[str, list[dict[str, Any]]], docs: dict[str, dict[st
 
 
 def results_doc(hero: dict[str, Any], scvd: dict[str, Any], load: str = "",
-                registered: dict[str, list[dict[str, Any]]] | None = None) -> dict[str, Any]:  # fmt: skip
+                registered: dict[str, list[dict[str, Any]]] | None = None,
+                code: str = "") -> dict[str, Any]:  # fmt: skip
     """``docs/lab/results.json``: what the two experiments found, from their own documents.
     With ``registered`` (the pre-registered directions per experiment), a direction whose arms
     did not run is listed with verdict ``not run`` and the arms it lacked."""
@@ -162,6 +163,7 @@ def results_doc(hero: dict[str, Any], scvd: dict[str, Any], load: str = "",
         "producer": producer(
             results_doc,
             load=load,
+            code=code,
             experiments={
                 "hero": hero.get("producer", {}).get("name"),
                 "scvd": scvd.get("producer", {}).get("name"),
@@ -195,7 +197,27 @@ def results_doc(hero: dict[str, Any], scvd: dict[str, Any], load: str = "",
         ]  # fmt: skip
         + not_run(registered or {}, {"hero": hero, "scvd": scvd}),
         "wall_s": {"hero": hero.get("wall_s"), "scvd": scvd.get("wall_s")},
+        "arms": {"hero": list(hero.get("table", {})), "scvd": list(scvd.get("table", {}))},
+        # seconds of training summed over the runs (each run's own clock; runs overlapped)
+        "train_s": {
+            exp: round(sum(r.get("train_s") or 0 for r in doc.get("runs", [])), 1)
+            for exp, doc in (("hero", hero), ("scvd", scvd))
+        },  # fmt: skip
     }
+
+
+def runs_markdown(res: dict[str, Any]) -> str:
+    """What ran: arms, seeds, wall time, load and code of each experiment (from ``res``)."""
+    prod = res.get("producer", {}).get("args", {})
+    lines = [f"- {exp}: arms {', '.join(res.get('arms', {}).get(exp) or []) or 'none'}; seeds "
+             f"{res['seeds'].get(exp)}; training {res.get('train_s', {}).get(exp)} s summed over "
+             f"its runs; the last (resuming) invocation {res['wall_s'].get(exp)} s"
+             for exp in ("hero", "scvd")]  # fmt: skip
+    lines.append(
+        f"- load average (1, 5, 15 min): "
+        f"{prod.get('load') or 'not given'}; code: {prod.get('code') or 'not given'}"
+    )
+    return "\n".join(lines) + "\n"
 
 
 def _md(head: list[str], rows: list[list[str]]) -> str:
@@ -224,19 +246,67 @@ def preflight_markdown(pf: dict[str, Any]) -> str:
     return _md(["held-out task", "group success p", "C_max/C_min", "paths (of 8)"], rows) + tail
 
 
+def hero_dynamics_markdown(hero: dict[str, Any]) -> str:
+    """Per arm, over its runs' RL steps: how often HERO's gate was open, its mean weight, and the
+    share of groups kept (the gate is 0 below τ; dropped groups give no gradient)."""
+    by: dict[str, list[dict]] = {}
+    for run in hero.get("runs", []):
+        by.setdefault(run["variant"], []).extend(run.get("dynamics", []))
+    rows = []
+    for arm, steps in by.items():
+        if not steps:
+            continue
+        n = len(steps)
+        rows.append([arm, str(n),
+                     f"{sum(1 for x in steps if x.get('frac_gated', 0) > 0) / n:.2f}",
+                     f"{sum(x.get('frac_gated', 0) for x in steps) / n:.2f}",
+                     f"{sum(x.get('gate_mean', 0) for x in steps) / n:.3f}",
+                     f"{sum(x.get('frac_groups_kept', 0) for x in steps) / n:.2f}",
+                     f"{sum(x.get('resolution_rate', 0) for x in steps) / n:.2f}"])  # fmt: skip
+    return _md(["arm", "RL steps (all seeds)", "steps with a gate open", "groups gated (mean)",
+                "gate weight (mean)", "groups kept (mean)", "train-time resolution (mean)"],
+               rows)  # fmt: skip
+
+
+def _num(x: Any) -> str:
+    return f"{x:.3f}" if isinstance(x, float) else str(x)
+
+
+def scvd_data_markdown(scvd: dict[str, Any]) -> str:
+    """One paragraph on SCVD's data and teacher, from ``scvd_lab.json``."""
+    d, t = scvd.get("data") or {}, scvd.get("teacher") or {}
+    if not d:
+        return ""
+    tok = d.get("supervised_tokens", {})
+    pool = d.get("ftd_pool", {})
+    fits = [f"{r['variant']} s{r['seed']} {r['loss_first']:.3f} → {r['loss_last']:.3f}"
+            for r in scvd.get("runs", []) if r.get("loss_first") is not None]  # fmt: skip
+    return (f"\nData: {d.get('student_rollouts')} student rollouts on train tasks "
+            f"(outcomes {d.get('outcomes')}); D_SC {d.get('rows')} rows on {d.get('tasks')} tasks, "
+            f"{d.get('repairs')} of them with a repair; D_FTD {d.get('rows')} rows on the same "
+            f"tasks, from {pool.get('rows')} teacher solutions out of {pool.get('attempts')} "
+            f"attempts; supervised tokens D_SC {tok.get('sc')}, D_FTD {tok.get('ftd')}. Teacher "
+            f"held-out PASS@1 {_num(t.get('heldout_pass1'))}. Fine-tune loss (first → last step): "
+            + "; ".join(fits) + ".\n")  # fmt: skip
+
+
 def results_markdown(res: dict[str, Any], hero: dict[str, Any], scvd: dict[str, Any],
                      preflight: dict[str, Any] | None = None) -> str:  # fmt: skip
     """The result tables of ``docs/lab.md`` (Markdown)."""
-    parts = ["### Pre-flight (SFT policy, held-out, T = 1, groups of 8)\n",
+    parts = ["### Runs\n", runs_markdown(res),
+             "\n### Pre-flight (SFT policy, held-out, T = 1, groups of 8)\n",
              preflight_markdown(preflight) if preflight else "not found\n",
              "\n### HERO vs GRPO and the b.11 ablations (final step, held-out)\n",
              _md(["arm", *[label for _, label in HERO_COLS]], hero_rows(hero)),
              "\n### HERO: curves (held-out, mean over seeds)\n",
              _md(["arm", "step", "resolved", "tokens / rollout", "tokens / successful rollout"],
                  curve_rows(hero)),
+             "\n### HERO: training dynamics (per RL step, all seeds)\n",
+             hero_dynamics_markdown(hero),
              "\n### SCVD vs FTD (held-out)\n",
              _md(["policy", *[label for _, label in SCVD_COLS], "turns", "tokens", "rollouts"],
                  scvd_rows(scvd)),
+             scvd_data_markdown(scvd),
              "\n### Directions\n",
              _md(["experiment", "direction", "expected", "estimate [95% CI]", "verdict"],
                  [[d["experiment"], d["name"], d["expected"],

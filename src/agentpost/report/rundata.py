@@ -11,7 +11,8 @@ An agent is told apart by model *and* run id: ``agent_key`` names the run whenev
 appears in more than one run, so two runs of one model are never pooled. A trajectory id met in
 two files is read once (``trajectory.select.dedupe`` warns, saying whether the copies are
 identical); ``load(..., agents=, tasks=)`` keeps only those agents' and tasks' trajectories.
-A row's ``file`` is its trajectory file relative to the run directory.
+A row's ``file`` is its trajectory file relative to the run directory. Every file is read as
+the scan found it (``scan.Found``: by descent from the folder's fd, never reopened by path).
 
 Layer: io.
 """
@@ -61,9 +62,12 @@ def _turn_tokens(t: Trajectory) -> list[int | None]:
     return out
 
 
-def _lines(path: Path) -> list[dict[str, Any]]:
+def _lines(path: Any) -> list[dict[str, Any]]:
+    """The JSON objects of a JSONL file the scan found (a ``HeldFile``: read by descent)."""
+    from agentpost.trajectory.io import read_regular
+
     out = []
-    for line in path.read_bytes().splitlines():
+    for line in read_regular(path).splitlines():
         if line.strip():
             d = orjson.loads(line)
             if isinstance(d, dict):
@@ -98,8 +102,8 @@ def _side_files(data: RunData, run_dir: Path, found: Any) -> None:
         for r in doc.get("rollouts") or []:
             if r.get("id") is not None:
                 data.advantages[str(r["id"])] = list(r.get("turn_advantages") or [])
-    for rel, _ in found.files["security_lines"]:
-        lines = _lines(run_dir / rel)
+    for _, src in found.files["security_lines"]:
+        lines = _lines(src)
         if lines and {"func", "sec", "status"} <= set(lines[0]) and "planning" not in lines[0]:
             data.grades += [g for g in lines if g.get("agent") is not None]
             break
@@ -133,7 +137,7 @@ def from_found(
     _side_files(data, run_dir, found)
     from_docs = _doc_rows(found.files["efficiency"])
     analysis = Analysis(n_boot=0)
-    stream = Stream([(rel, run_dir / rel) for rel in data.files], agents, tasks, progress)
+    stream = Stream(list(found.files["trajectories"]), agents, tasks, progress)
     who: dict[str, tuple[str | None, str | None, str | None]] = {}  # id → model, scaffold, run
     by_task_agent: dict[tuple[str | None, str | None], str] = {}
     for rel, t in stream:

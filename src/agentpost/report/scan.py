@@ -1,13 +1,18 @@
 """Find what a run directory holds: every plain JSON/JSONL file (depth ≤ 3, no symlink on the
 way: ``_plain_files``), classified by its ``format`` field first (the table in
-``documents.formats``) and by its shape second, never by name. ``report.build`` renders what this finds; ``report.rundata`` joins it per trajectory.
+``documents.formats``) and by its shape second, never by name. ``report.build`` renders what
+this finds; ``report.rundata`` joins it per trajectory.
+
+A run folder may be shared, and its files are read twice (classified here, streamed later by
+``report.rundata``): every file is a ``ingress.hostdir.HeldFile``, reopened by descent from the
+fd of the folder this scan opened, never by its path, so a folder swapped for a link between
+the walk and a read is refused (an ``InputError`` naming the file), never followed.
 
 Layer: io.
 """
 
 from __future__ import annotations
 
-import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,9 +22,8 @@ import orjson
 
 from agentpost.documents.formats import kind_of
 from agentpost.errors import InputError
-from agentpost.ingress.hostdir import open_root, walk
-from agentpost.ingress.keys import Bounds, Refused
-from agentpost.trajectory.io import read_regular
+from agentpost.ingress.hostdir import HeldFile, OpenDir, walk
+from agentpost.ingress.keys import Bounds, Refused, TooLarge
 
 MAX_BYTES = 200 * 1024 * 1024
 SKIP_DIRS = {"sandboxes", "snapshots", "work", "__pycache__", ".git"}
@@ -51,7 +55,8 @@ JSONL_KINDS = {"trajectories", "scvd_records"}  # one record per line, never a .
 @dataclass
 class Found:
     """What a run directory holds: per kind, ``(relative path, data)`` in path order; for
-    canonical trajectories the data is the file's path (``report.rundata`` streams it)."""
+    canonical trajectories, judge answers and security lines the data is the file itself (a
+    ``HeldFile``: ``report.rundata`` streams it)."""
 
     files: dict[str, list[tuple[str, Any]]] = field(default_factory=lambda: {k: [] for k in KINDS})
     unrecognised: list[str] = field(default_factory=list)
@@ -100,7 +105,7 @@ def nothing_here(run_dir: Path, found: Found) -> InputError:
                       f"grades: nothing to analyse{hint}")  # fmt: skip
 
 
-def _first_line(path: Path) -> Any:
+def _first_line(path: HeldFile) -> Any:
     from agentpost.trajectory.io import open_regular
 
     with open_regular(path) as f:  # a FIFO named *.jsonl must not block the scan
@@ -118,7 +123,7 @@ def _too_big(rel: str, size: int) -> str:
             "may have: not read")  # fmt: skip
 
 
-def _load_jsonl(path: Path, rel: str, found: Found, size: int) -> None:
+def _load_jsonl(path: HeldFile, rel: str, found: Found, size: int) -> None:
     first = _first_line(path)
     if not isinstance(first, dict):
         found.unrecognised.append(rel)
@@ -127,36 +132,37 @@ def _load_jsonl(path: Path, rel: str, found: Found, size: int) -> None:
     elif size > MAX_BYTES:  # the kinds below are read whole
         found.problems.append(_too_big(rel, size))
     elif {"judge", "case_id", "raw"} <= set(first):
-        found.files["judge_answers"].append((rel, None))
+        found.files["judge_answers"].append((rel, path))
     elif {"planning", "coding", "testing"} <= set(first) or {"func", "sec", "status"} <= set(first):
-        found.files["security_lines"].append((rel, None))
+        found.files["security_lines"].append((rel, path))
     elif kind_of(first) == "scvd_records" or "y_c" in first:
-        recs = [orjson.loads(x) for x in path.read_bytes().splitlines() if x.strip()]
+        recs = [orjson.loads(x) for x in path.read(MAX_BYTES).splitlines() if x.strip()]
         found.files["scvd_records"].append((rel, recs))
     else:
         found.unrecognised.append(rel)
 
 
-def _plain_files(run_dir: Path, found: Found) -> list[Path]:
+def _plain_files(run_dir: Path, found: Found) -> list[HeldFile]:
     """The JSON/JSONL files of ``run_dir`` (depth ≤ 3, ``SKIP_DIRS`` left out) that are plain
     files reached without a symlink: a run folder may be shared, and a link in it must not make
     the report read (and render) a file outside it. Links and hard links are named in
     ``problems``, never followed (``ingress.hostdir.walk``)."""
     out = []
-    rfd = open_root(run_dir.resolve())  # the folder the user named; below it, nothing is followed
+    try:  # the folder the user named is followed; below it, nothing is
+        root = OpenDir(run_dir.resolve())
+    except (Refused, OSError) as e:
+        raise InputError(run_dir, None, f"cannot read: {e}") from None
     try:
-        for key, st in walk(rfd, bounds=Bounds(max_entries=1_000_000), skip=tuple(SKIP_DIRS),
-                            max_depth=2):  # fmt: skip
+        for key, st in walk(root.fd, bounds=Bounds(max_entries=1_000_000),
+                            skip=tuple(SKIP_DIRS), max_depth=2):  # fmt: skip
             if not key.endswith((".json", ".jsonl")) and not stat.S_ISLNK(st.st_mode):
                 continue
             if stat.S_ISLNK(st.st_mode) or (stat.S_ISREG(st.st_mode) and st.st_nlink > 1):
                 found.problems.append(f"{key}: a link in the run folder, not followed")
             elif stat.S_ISREG(st.st_mode):
-                out.append(run_dir / key)
+                out.append(HeldFile(root, key, st.st_size))
     except Refused as e:
         found.problems.append(f"run folder not fully scanned: {e}")
-    finally:
-        os.close(rfd)
     return out
 
 
@@ -166,16 +172,21 @@ def scan(run_dir: Path) -> Found:
         raise InputError(run_dir, None, "not a directory")
     found = Found()
     for p in _plain_files(run_dir, found):
-        rel = str(p.relative_to(run_dir))
+        rel, size = p.key, p.size
         try:
-            size = p.stat().st_size
-            if p.suffix == ".jsonl":  # trajectories stream, whatever their size
+            if p.key.endswith(".jsonl"):  # trajectories stream, whatever their size
                 _load_jsonl(p, rel, found, size)
                 continue
             if size > MAX_BYTES:
                 found.problems.append(_too_big(rel, size))
                 continue
-            data = orjson.loads(read_regular(p))
+            data = orjson.loads(p.read(MAX_BYTES))
+        except TooLarge:  # it grew since the walk
+            found.problems.append(_too_big(rel, MAX_BYTES + 1))
+            continue
+        except Refused as e:  # replaced by a link (or its folder) since the walk
+            found.problems.append(f"{rel}: not read: {e}")
+            continue
         except (orjson.JSONDecodeError, InputError, UnicodeDecodeError, OSError):
             found.unrecognised.append(rel)
             continue

@@ -110,8 +110,9 @@ class ExecResult:
     truncated: bool  # either stream hit the output cap
     # why the sandbox ended the command: "timeout", "output cap", "memory limit", "disk quota"
     killed: str | None = None
-    # processes still alive when the command's first process exited (then killed); backends
-    # without the executor report 0 (the verifier's own namespace always has it)
+    # processes still alive when the command's first process exited (then killed); docker's
+    # keeper fallback counts them at its sweep just after; bwrap's per-exec fallback reports 0
+    # (the verifier's own namespace always has the executor there)
     strays: int = 0
     stopped: bool = False  # the command's first process was stopped by a signal on the way
 

@@ -39,7 +39,8 @@ the writable volumes); nothing outlives an exec (the sweep); ``reset_private`` s
 empties /tmp and the home; host file access resolves links inside the sandbox. The executor kills what a command leaves behind before it answers. In the fallback,
 ``docker exec`` does not kill what a command leaves behind, and killing the CLI
 does not stop the command, so after every exec (and at its timeout) a sweep kills every process
-in the container except init and the keeper; nothing can hide from it in one PID namespace.
+in the container except init and the keeper, and counts them (``ExecResult.strays``); nothing
+can hide from it in one PID namespace.
 
 No leaks (``docker_reaper``): every container is labelled with its owning process; a watchdog
 removes them when that process dies (even by SIGKILL), and a new backend removes those of owners
@@ -51,6 +52,7 @@ Layer: io.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shutil
 import subprocess
@@ -73,11 +75,17 @@ __all__ = ["LABEL", "DockerBackend", "DockerSandbox"]
 DEFAULT_IMAGE = "agentpost-base-python:latest"
 # Keeps the container up; any sleep works, and the sweep killing its current sleep is harmless.
 _KEEPER = ["sh", "-c", "while :; do sleep 3600; done"]
-# Kill everything but init (pid 1), the keeper (init's first child) and this shell.
+# Kill everything but init (pid 1), the keeper (init's first child) and this shell, and print
+# "swept N": N counts what was neither a zombie nor the keeper's sleep, i.e. what a command left
+# running (ExecResult.strays). No fork inside the loop (a subshell would count itself).
 _SWEEP = (
-    'keep=$(cut -d" " -f1 /proc/1/task/1/children 2>/dev/null); '
+    'keep=$(cut -d" " -f1 /proc/1/task/1/children 2>/dev/null); n=0; '
     "for d in /proc/[0-9]*; do p=${d#/proc/}; "
-    'case "$p" in 1|"$$"|"$keep") ;; *) kill -9 "$p" 2>/dev/null ;; esac; done; true'
+    'case "$p" in 1|"$$"|"$keep") continue ;; esac; st=; pp=; '
+    'while read -r k v _; do case "$k" in State:) st=$v ;; PPid:) pp=$v ;; esac; done '
+    '2>/dev/null < "$d/status"; '
+    'if kill -9 "$p" 2>/dev/null && [ -n "$st" ] && [ "$st" != Z ] && [ "$pp" != "$keep" ]; '
+    "then n=$((n+1)); fi; done; echo swept $n"
 )
 
 
@@ -242,10 +250,12 @@ class DockerSandbox:
                 **self._watch(),
             )
         finally:
-            self._sweep()
+            strays = self._sweep()
         if result.exit_code in (125, 126, 127) and _exec_failed(result):
             raise InfraError(f"docker exec failed: {(result.stderr or result.stdout)[-300:]}")
-        return result
+        # what the command left running (as the executor counts it when its first process
+        # exits; here at the sweep just after): a test tree's stray is no clean verdict
+        return dataclasses.replace(result, strays=strays) if strays else result
 
     def _exec_server(self, command, timeout_s, cwd, env, stdin, run_as: str) -> ExecResult:
         if self.closed:
@@ -296,10 +306,14 @@ class DockerSandbox:
         self._sweep()
         kill_group(proc)
 
-    def _sweep(self) -> None:
-        self.backend.cli(
+    def _sweep(self) -> int:
+        """Kill every process but init and the keeper (the fallback's rule 2); how many it
+        found running (0 when the sweep could not say)."""
+        out = self.backend.cli(
             "exec", "-u", "0", self.name, "sh", "-c", _SWEEP, timeout_s=60, check=False
         )
+        words = out.split()
+        return int(words[-1]) if words[-2:-1] == ["swept"] and words[-1].isdigit() else 0
 
     def reset_private(self) -> None:
         """Contract rule 3: kill every process the sandbox ran (all but init and the keeper),

@@ -5,8 +5,8 @@ The tests run in a second container of the task's image beside the agent's, neve
 - **its own PID, mount, IPC and UTS namespaces** (a container of its own): no agent process can
   see, signal or ptrace a test process; its init is agentpost's executor, so the tests have ended
   when the container's processes have, and one left when ``test.sh`` exits is a stray
-  (``ExecResult.strays``). Where the image has no python3 (the keeper fallback) strays are not
-  counted, but they are still killed before the result is read;
+  (``ExecResult.strays``). Where the image has no python3 (the keeper fallback) the sweep after
+  ``test.sh`` counts and kills them before the result is read;
 - **its own volumes**: ``/tests``, ``/logs``, ``/tmp`` and the home are fresh anonymous volumes
   (Docker fills them from the image, as for the agent); the agent's other writable dirs are the
   agent container's own volumes, mounted by name, or fresh volumes holding a *copy* of them when

@@ -21,7 +21,18 @@ root or in new directories), ``fixture`` (test files and apps the agent makes fo
 the instruction asks for an empty one), ``debug`` (print/log lines added to
 source), ``cosmetic`` (comment-only or formatter changes). ``revert`` marks an operation that
 restores a file (``git checkout FILE``, ``git stash``): it changes the target without building a
-candidate. Departure from a full shell parser: commands are read by ``shell``'s segment reader;
+candidate.
+
+Rules added in seats/3 (issue 29, classes held-out v3 showed): ``mkdir -p a/b/c`` makes every
+parent not seen before the agent's, and any file under a directory named for reproduction or
+scratch (``reproduce_issue/``, ``repro/``) is scratch, so the agent's reproduction package is never
+a candidate; a code line commented out (``sed 's/^/#/'``, or an editor edit whose comment lines are
+the removed code) is a change, not a cosmetic edit; an edit that only adds imports is marked
+(``IMPORT_ONLY``: the seats take it as the candidate only when nothing else follows); a ``sed``
+whose replacement is its pattern less a ``print``/``DEBUG`` call removes instrumentation
+(``debug``); a ``sed -i s...`` whose pattern the next read of the file still shows, literally, with
+no trace of the replacement did not apply; a Python script run that writes the target and ends
+in its traceback with a non-zero exit did not apply. Departure from a full shell parser: commands are read by ``shell``'s segment reader;
 what it cannot read changes nothing.
 
 Layer: pure.
@@ -57,7 +68,9 @@ SCRATCH_NAME = re.compile(
     r"(^|/)(reproduc\w*|repro\w*|debug\w*|scratch\w*|check_\w*|verify\w*|inspect\w*|apply_fix\w*|"
     r"temp\w*|tmp\w*|test_(?:fix|issue|repro|my|edge|new|bug)\w*|my_test\w*|new_funcs?|"
     r"modify_\w+|patch_\w+|run_test\w*|final_test\w*)\.[a-z]+$|(^|/)(__pycache__|\.pytest_cache|"
-    r"result_images)/|\.pyc$"
+    r"result_images)/|\.pyc$|"
+    # a file under a directory named as the agent's own reproduction or scratch package
+    r"(^|/)(reproduc\w*|repro|repro_\w+|scratch\w*|test_(?:fix|issue|repro|bug)\w*|my_test\w*)/"
 )
 TEST_PATH = re.compile(r"(^|/)(tests?|testing|spec)/|(^|/)(test_[^/]*|[^/]*_test\.\w+|tests\.py|"
                        r"conftest\.py)$")  # fmt: skip
@@ -72,6 +85,16 @@ _COMMENT_LINE = re.compile(
     r"^\s*(#|//|/\*|\*|--|;)(?!.*\b(nolint|noqa|type:\s*ignore|eslint-disable|"
     r"pylint:\s*disable|ts-ignore|ts-expect-error|NOSONAR|pragma)\b)"
 )
+_IMPORT_LINE = re.compile(r"^\s*(?:from\s+[\w.]+\s+import\s+\S|import\s+[\w.]+(?:\s+as\s+\w+)?\s*(?:,|$)|"
+                          r"#include\s*[<\"]|use\s+[\w:]+;|require\(['\"])")  # fmt: skip
+COMMENTS_OUT = "(comments out code)"  # a sed that puts a comment marker before lines
+IMPORT_ONLY = "only import lines added"
+
+
+def _uncomment(line: str) -> str:
+    return re.sub(r"^\s*(#|//|--|;)\s?", "", line).strip()
+
+
 _SKILL_EDIT = re.compile(r"\b(edit_file_by_replace|create_file|append_file|insert_content_at_line|"
                          r"edit_file)\(\s*['\"]([^'\"]+)['\"]")  # fmt: skip
 _PATH_LITERAL = re.compile(r"['\"]((?:[\w.-]+/)*[\w.-]+\.[A-Za-z]\w{0,6})['\"]")
@@ -124,13 +147,22 @@ def added_lines(old: str | None, new: str | None) -> list[str]:
     return [ln for ln in (new or "").splitlines() if ln not in before and _CODE_LINE.search(ln)]
 
 
-def content_role(lines: list[str]) -> str | None:
-    """``debug`` when every added line prints or logs, ``cosmetic`` when every one is a comment;
-    None when some line is code (or nothing was added)."""
+def content_role(lines: list[str], removed: list[str] | None = None) -> str | None:
+    """``debug`` when every added line prints or logs, ``cosmetic`` when every one is a comment
+    (but not when the comments are the removed code lines commented out: disabling code is a
+    change), ``setup`` when every one is an import (a preparation: it changes no behaviour by
+    itself); None when some line is code (or nothing was added)."""
     if not lines:
         return None
+    if lines == [COMMENTS_OUT]:
+        return None
     if all(_COMMENT_LINE.match(ln) for ln in lines):
+        code = {ln.strip() for ln in removed or [] if not _COMMENT_LINE.match(ln)}
+        if code and code <= {_uncomment(ln) for ln in lines}:
+            return None
         return "cosmetic"
+    if all(_IMPORT_LINE.match(ln) or _COMMENT_LINE.match(ln) for ln in lines):
+        return "setup"
     if all(_DEBUG_LINE.match(ln) or _COMMENT_LINE.match(ln) for ln in lines):
         return "debug"
     return None
@@ -202,7 +234,9 @@ class _Reader:
     def _created(self, rel: str) -> bool:
         return rel in self.created or any(rel.startswith(d + "/") for d in self.created)
 
-    def change(self, path: str, op: str, content: list[str] | None = None) -> Change:
+    def change(
+        self, path: str, op: str, content: list[str] | None = None, removed: list[str] | None = None
+    ) -> Change:
         rel = self.layout.rel(path)
         if op == "delete":
             if self._created(rel) or rel not in self.seen:
@@ -215,7 +249,13 @@ class _Reader:
         new = (op in ("create", "write", "touch") and not known) or made
         if new or op == "mkdir":
             self.created.add(rel)
-        if op == "mkdir":
+        if op == "mkdir":  # mkdir -p: every parent not seen before is the agent's too
+            parent = rel
+            while "/" in parent:
+                parent = parent.rsplit("/", 1)[0]
+                if parent in self.seen:
+                    break
+                self.created.add(parent)
             return Change(rel, op, "setup", "directory")
         if op == "delete" and self.layout.kind == "swe" and "/" not in rel:
             return Change(rel, op, "scratch", "removes a file at the repository root")
@@ -226,11 +266,16 @@ class _Reader:
         if role == "target" and op == "touch" and not self.empty_asked:
             role, why = "setup", "an empty file (a stub, not an attempt)"
         if role == "target" and content is not None:
-            special = content_role(content)
-            if special:
+            special = content_role(content, removed)
+            if special == "setup":  # stays a change of the target, read by the seats as a
+                why = IMPORT_ONLY  # preparation when a later change follows
+            elif special:
                 role, why = special, f"only {special} lines added"
         if role == "target" and op == "edit" and content == ["(debug cleanup)"]:
             role, why = "debug", "removes debug lines"
+        if role == "target" and op == "edit" and content == [] and removed:
+            if all(_DEBUG_LINE.match(ln) for ln in removed):  # an editor removing debug prints
+                role, why = "debug", "removes debug lines"
         return Change(rel, op, role, why)
 
     # -- editor tools ------------------------------------------------------------------------
@@ -255,7 +300,8 @@ class _Reader:
             news = "\n".join(
                 str(e.get("new_string", "")) for e in args["edits"] if isinstance(e, dict)
             )
-            return [self.change(args["file_path"], "edit", added_lines(olds, news))]
+            return [self.change(args["file_path"], "edit", added_lines(olds, news),
+                                added_lines(news, olds))]  # fmt: skip
         try:
             if call.command is not None and call.kind == "edit" and not args.get("command"):
                 op = parse_swe_agent_edit(call.name, call.arguments, call.command, self.open_file)
@@ -273,7 +319,9 @@ class _Reader:
                                 added_lines(None, op.text) if existed else None)]  # fmt: skip
         if op.command == "undo_edit":
             return [self.change(op.path, "revert")]
-        return [self.change(op.path, "edit", added_lines(op.old, op.new))]
+        return [
+            self.change(op.path, "edit", added_lines(op.old, op.new), added_lines(op.new, op.old))
+        ]
 
     # -- shell -------------------------------------------------------------------------------
     def inline_writes(self, body: str) -> list[Change]:
@@ -368,16 +416,30 @@ class _Reader:
 
 
 _SED_SUB = re.compile(r"""(?<![A-Za-z])s([/|#,])(?:(?!\1).)*\1((?:(?!\1).)*)\1""")
+# s/^/#/, s/^\(\s*\)/\1# /: a comment marker put before each line (code commented out)
+_SED_COMMENT_OUT = re.compile(
+    r"""(?<![A-Za-z])s([/|,])\^(?:\\\(\\s\*\\\)|\\?\(\[ \]\*\\?\))?\1(?:\\1|&)?\s*(#|//|--)"""
+)
+_DEBUG_TEXT = re.compile(r"\bprint\(|DEBUG|console\.log\(")
+_SED_SUB_FULL = re.compile(
+    r"""\bsed\s+-i\S*\s+(?:"|')s([|#,/])((?:(?!\1).)*)\1((?:(?!\1).)*)\1g?(?:"|')"""
+)
 _SED_DEL = re.compile(r"""['"]\s*/([^/]*)/\s*d\s*['"]|['"]\d+(?:,\d+)?d(?:;\d+d)*['"]""")
 
 
 def sed_content(part: str) -> list[str] | None:
     """The lines a ``sed -i`` adds (a/i/c text, or a substitution's replacement), or
     ``["(debug cleanup)"]`` when it only deletes lines that print or say DEBUG; None when unknown."""
+    sub = _SED_SUB_FULL.search(part)
+    if sub and _DEBUG_TEXT.search(sub.group(2)) and not _DEBUG_TEXT.search(sub.group(3)):
+        if sub.group(3).strip() and sub.group(3).strip() in sub.group(2):
+            return ["(debug cleanup)"]  # the replacement is the pattern less a debug print
     m = _SED_DEL.search(part)
     if m and not _SED_SUB.search(part):
         pat = m.group(1) or ""
         return ["(debug cleanup)"] if re.search(r"DEBUG|print|console\.log", pat) else None
+    if _SED_COMMENT_OUT.search(part):
+        return [COMMENTS_OUT]
     m = _SED_TEXT.search(part)
     if m:
         return [ln for ln in m.group(2).replace("\\n", "\n").splitlines()]
@@ -411,6 +473,7 @@ def call_changes(
     if layout.kind != "swe":  # a SWE issue names files of the reporter's machine, not the repo's
         rd.note(traj.instruction)
     out: list[CallChanges] = []
+    calls: list[tuple[str, Observation | None]] = []  # each call's text and output, in order
     for step, turn in step_ids(traj).items():
         outs = call_outputs(turn)
         for j, call in enumerate(turn.tool_calls):
@@ -434,10 +497,61 @@ def call_changes(
                                            _applied(obs, True)))  # fmt: skip
                 else:
                     chs, writer = rd.shell_call(text) if text else ([], None)
+                    ok = _applied(obs, False) and not _script_crashed(text, writer, obs)
                     out.append(CallChanges(step, j, tuple(chs), "command" if chs else "none",
-                                           _applied(obs, False), writer))  # fmt: skip
+                                           ok, writer))  # fmt: skip
+            calls.append((text, obs))
             rd.note(text, command=True)
             rd.note(obs.text if obs is not None else None)
+    return _unapplied_seds(out, calls)
+
+
+def _script_crashed(text: str, writer: int | None, obs: Observation | None) -> bool:
+    """The segment that writes the target runs a Python script or ``python -c`` and the call
+    ends in that script's traceback with a non-zero exit: where it stopped is unknown, so the
+    write is not taken as applied (an ``open(..., 'r')`` that fails before the write)."""
+    if writer is None or obs is None or obs.exit_code in (None, 0):
+        return False
+    segs = shell.split_segments(text)
+    seg = segs[writer] if writer < len(segs) else ""
+    return (
+        bool(re.match(r"python[\d.]*\s", seg))
+        and writer == len(segs) - 1
+        and bool(re.search(r"Traceback \(most recent call last\)", obs.text or ""))
+    )
+
+
+def _sed_literals(text: str) -> tuple[str, str] | None:
+    """(pattern, replacement) of a one-substitution ``sed -i`` taken literally, or None."""
+    m = _SED_SUB_FULL.search(text)
+    if not m or text.count("sed ") != 1:
+        return None
+    old, new = m.group(2), m.group(3)
+    if len(old.strip()) < 6 or old.strip() in new or re.search(r"\\[1-9&]|&", new):
+        return None  # the old text survives a replacement that keeps it
+    return old, new
+
+
+def _unapplied_seds(out: list[CallChanges], calls: list[tuple[str, Observation | None]]) -> list:
+    """A ``sed -i s...`` whose substitution matched nothing: the next read of the file (before it
+    changes again) still shows the pattern's text, literally, and not the replacement's. sed exits
+    0 either way, so only the later read tells (``data/real-labels.md`` section 2)."""
+    for i, ch in enumerate(out):
+        lit = _sed_literals(calls[i][0]) if ch.target and ch.evidence == "command" else None
+        if lit is None:
+            continue
+        files = {c.path.rsplit("/", 1)[-1] for c in ch.changes if c.role == "target"}
+        for k in range(i + 1, len(out)):
+            text, obs = calls[k]
+            if out[k].changes and {c.path.rsplit("/", 1)[-1] for c in out[k].changes} & files:
+                break
+            if not any(f in text for f in files) or obs is None:
+                continue
+            shown = obs.text or ""
+            plain = re.sub(r"\\([^\w\s])", r"\1", lit[1]).strip()
+            if lit[0] in shown and lit[1].strip() not in shown and plain not in shown:
+                out[i] = CallChanges(ch.step, ch.index, ch.changes, ch.evidence, False, ch.writer)
+            break
     return out
 
 

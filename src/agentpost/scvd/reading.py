@@ -5,9 +5,11 @@ nothing about it (spec b.2 step 5; ``data/real-labels.md`` section 6, issue 29).
 ``positive`` (interpretable evidence for it) or ``void`` (no usable evidence), with the rule that
 decided and the text anchor it matched (``Verdict``). Rules, in order:
 
-1. *Environment* (void): a timeout; a missing tool (exit 127, ``command not found``); a missing
+1. *Environment* (void): a timeout; a missing tool (exit 127, ``command not found``), or a check
+   script the interpreter cannot open (``can't open file``); a missing
    module the candidate does not provide (``No module named X``); no network; an install failing;
-   a test runner that collected nothing (``no tests ran``, ``Ran 0 tests``); a build that stops
+   a test runner that collected or selected nothing (``no tests ran``, ``Ran 0 tests``, ``0
+   selected``; pytest's exit 5); a build that stops
    before compiling anything (no ``file:line: error`` diagnostic, and its directory, cache or a
    package it needs is missing: ``can't cd to .../build``, ``could not load cache``, CMake's failed
    ``find_package``, ``No rule to make target 'Makefile'``); a test environment that says its own
@@ -19,9 +21,16 @@ decided and the text anchor it matched (``Verdict``). Rules, in order:
    yet``, ``no such table``, ``NameError``, ``SyntaxError`` in the script itself, ``unexpected
    keyword argument`` raised by the script's own call).
 3. *Expected exceptions* (positive): the output says the exception it got was the expected one
-   (``raised as expected``, ``Caught expected``, ``expected error``, ``SUCCESS: ... raised``).
+   (``raised as expected``, ``Caught expected``, ``expected error``, ``SUCCESS: ... raised``),
+   unless it also judges an outcome unexpected (``Unexpected success``; the word inside a quoted
+   message, ``unexpected keyword argument``, does not count). A test run whose every failure is a
+   literal ``assert 0`` / ``assert False`` fails on purpose to show its report (the bug report's
+   own test): positive, its output is what to read.
 4. *Failures about other code* (void): a test run whose failures name neither a changed file nor
-   its module (by path, file name or module stem): an unrelated, pre-existing failure.
+   its module (by path, file name or module stem): an unrelated, pre-existing failure; and a run
+   of the changed module's own tests whose every failure section raises a warning turned error or
+   an exception from other source, with no traceback frame in a changed file and no failed
+   assertion.
 5. *Failures* (negative): a traceback or failed assertion, failing tests, a non-zero exit of a run,
    a reproduction that says the bug is still there (``ISSUE REPRODUCED``, ``FAILURE``,
    ``Test FAILED``), a build error; for an inspection only a missing file (``No such file or
@@ -68,11 +77,15 @@ _ENV_DECLARED = re.compile(
     r"not built with the correct \w+ version|Expect (?:many )?[\w ]*failures"
 )
 _IMAGE_FAIL = re.compile(r"ImageComparisonFailure|images not close|image comparison failed", re.I)
-_NO_TESTS = re.compile(r"\bno tests ran\b|\bRan 0 tests\b|collected 0 items|0 passed", re.I)
+_NO_TESTS = re.compile(
+    r"\bno tests ran\b|\bRan 0 tests\b|collected 0 items|0 passed|/ 0 selected\b", re.I
+)
+# the check's own script is not there: the interpreter could not open it (nothing was checked)
+_NO_SCRIPT = re.compile(r"^\S*python[\d.]*: can't open file .*No such file or directory", re.M)
 _SETUP_ERROR = re.compile(
     r"ImproperlyConfigured|settings are not configured|Apps aren't loaded yet|AppRegistryNotReady|"
     r"no such table|NameError|got an unexpected keyword argument|ModuleNotFoundError|"
-    r"IndentationError|SyntaxError|RuntimeError: Model class",
+    r"IndentationError|SyntaxError|RuntimeError: Model class|Mock object has no attribute",
 )
 _EXPECTED = re.compile(r"as expected|Caught expected|expected (?:error|exception)|raised correctly|"
                        r"correctly raised|SUCCESS: .*(?:raise|error)", re.I)  # fmt: skip
@@ -93,6 +106,69 @@ _TEST_RUN = re.compile(r"\bpytest\b|runtests\.py|\bunittest\b|bin/test\b|manage\
                        r"go test|cargo test|npm (?:run )?test|mise run test|\bmake (?:test|check)\b|"
                        r"\bmake\b|\bcmake\b|go build|cargo build|npm run build|\bmise run\b")  # fmt: skip
 _TEST_ID = re.compile(r"(?:FAILED|ERROR|FAIL:|ERROR:)\s+(\S+)")
+
+
+# "unexpected" as a judgement of the outcome (not a quoted message such as "unexpected keyword
+# argument", which is often the very error a check expects)
+_UNEXPECTED = re.compile(
+    r"(?-i:UNEXPECTED)|\bunexpected(?:ly)?\s+(?:success\w*|succeeded|result|behaviou?r|output|pass\w*|"
+    r"exception|error|value|type)\b|not as expected|NOT raised",
+    re.I,
+)
+# the bug report's own device: a test that fails on purpose to show its output (``assert 0``)
+_DELIBERATE = re.compile(r"^E\s+assert (?:0|False)\s*$", re.M)
+_SECTION = re.compile(r"^_{3,} .+ _{3,}\s*$|^(?:FAIL|ERROR): \S", re.M)
+_SECTION_END = re.compile(r"^={5,}|^-{20,}\s*$\n^Ran \d", re.M)
+_EXC = re.compile(r"^E\s+(?:[\w.]+\.)?(\w+(?:Error|Exception|Warning|Failure))\b|"
+                  r"^(?:[\w.]+\.)?(\w+(?:Error|Exception|Warning)):|^\S+\.py:\d+: (\w+)$", re.M)  # fmt: skip
+_PYTEST_FRAME = re.compile(r"^(\S+\.py):\d+: \w+", re.M)
+
+
+def _deliberate(text: str) -> bool:
+    """Every failure of the run is a literal ``assert 0`` / ``assert False``: the check fails on
+    purpose so that its report shows (the bug report's own test); the rest of the output is what
+    to read."""
+    sections = _sections(text)
+    return bool(sections) and all(_DELIBERATE.search(sec) for sec in sections)
+
+
+def _sections(text: str) -> list[str]:
+    """The failure sections of a test run's report (pytest's ``___ name ___``, unittest's
+    ``FAIL:``/``ERROR:`` blocks), each up to the next section or summary rule."""
+    starts = [m.start() for m in _SECTION.finditer(text)]
+    out = []
+    for i, a in enumerate(starts):
+        b = starts[i + 1] if i + 1 < len(starts) else len(text)
+        body = text[a:b]
+        head, _, rest = body.partition("\n")
+        end = _SECTION_END.search(rest)
+        out.append(head + "\n" + (rest[: end.start()] if end else rest))
+    return [sec for sec in out if "FAILURES" not in sec.split("\n", 1)[0]]
+
+
+def _all_elsewhere(text: str, changed: list[str]) -> bool:
+    """Every failure section of a test run raises something other than an assertion, from code
+    none of whose frames is a changed file: a warning turned error (a deprecation), or an
+    exception raised in other source. A failing assertion, or a frame in a changed file, is about
+    the candidate."""
+    sections = _sections(text)
+    if not sections:
+        return False
+    names = {p.rsplit("/", 1)[-1] for p in changed}
+    for sec in sections:
+        frames = _frames(sec) + _PYTEST_FRAME.findall(sec)
+        if any(f.rsplit("/", 1)[-1] in names for f in frames):
+            return False
+        excs = [next(g for g in m.groups() if g) for m in _EXC.finditer(sec)]
+        if not excs or any(e in ("AssertionError", "Failed", "Failure") for e in excs):
+            return False
+        if re.search(r"^E\s+assert\b|DID NOT RAISE|not raised", sec, re.M):
+            return False
+        inner = frames[-1].rsplit("/", 1)[-1] if frames else ""
+        warned = all(e.endswith("Warning") for e in excs)
+        if not warned and (not inner or re.match(r"test_|.*_test\.py$|tests?\.py$", inner)):
+            return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -181,6 +257,8 @@ def read_output(
                 return Verdict("void", rule, m.group(0))
     if obs.exit_code == 127:
         return Verdict("void", "environment", "exit 127")
+    if _NO_SCRIPT.search(text):
+        return Verdict("void", "check-setup", _NO_SCRIPT.search(text).group(0))
     mm = _MISSING_MODULE.search(text)
     ours = {p.rsplit("/", 1)[-1].rsplit(".", 1)[0] for p in changed}
     if mm and mm.group(1).split(".")[0] not in ours and not _mentions(text, changed):
@@ -199,13 +277,17 @@ def read_output(
         return Verdict("void", "check-setup", own)
     neg = _NEGATIVE.search(text)
     exp = _EXPECTED.search(text)
-    if exp and not re.search(r"UNEXPECTED|unexpected(?! keyword)|not as expected|NOT raised", text):
+    if exp and not _UNEXPECTED.search(text):
         if not neg or neg.start() > exp.start() - 200 and "Traceback" not in text[: exp.start()]:
             return Verdict("positive", "expected-exception", exp.group(0))
+    if neg and _deliberate(text):
+        return Verdict("positive", "deliberate-assert", "assert 0")
     if neg and _TEST_RUN.search(command) and changed and not _mentions(text, changed):
         ids = _TEST_ID.findall(text)
         if ids or re.search(r"\b[1-9][0-9]* failed\b|failures=|errors=|Error \d|\*\*\*", text):
             return Verdict("void", "unrelated-failure", neg.group(0))
+    if neg and _TEST_RUN.search(command) and changed and _all_elsewhere(text, changed):
+        return Verdict("void", "unrelated-failure", neg.group(0))
     if neg:
         return Verdict("negative", "failure", neg.group(0))
     if (

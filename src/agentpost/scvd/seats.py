@@ -19,7 +19,10 @@
   differently from the other two, which is the point of a panel. It abstains (no annotation) on
   a trajectory with no narration.
 
-All three take the candidate from the same change records (which calls changed what the task is
+All three start the stretch at the first change that does more than add imports (an import-only
+edit is the candidate only when no other change follows), and carry it through a revert made
+right after a change and followed by a new change with no look between (a restart of the same
+attempt; seats/3). All three take the candidate from the same change records (which calls changed what the task is
 about); they differ in where the first attempt ends and how its first check is read. The first
 verification phase is, for all three, the checks from the first one after the candidate up to
 the next change of the target (a repair or a revert) or the submission (``data/real-labels.md``
@@ -37,14 +40,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from agentpost.scvd import shell
-from agentpost.scvd.changes import CallChanges, call_changes, shell_text
+from agentpost.scvd.changes import IMPORT_ONLY, CallChanges, call_changes, shell_text
 from agentpost.scvd.reading import read_output
 from agentpost.scvd.records import Annotation
 from agentpost.trajectory.calls import call_outputs, step_ids
 from agentpost.trajectory.model import Observation, ToolCall, Trajectory
 
 SEATS = ("changes", "commands", "narration")
-SEATS_VERSION = "seats/2"  # bump on any rule change: it keys cached answers
+SEATS_VERSION = "seats/3"  # bump on any rule change: it keys cached answers
 _INSPECT_TOOLS = {"read", "grep", "glob", "ls", "read_file", "list_directory", "glob_tool",
                   "search_file_content", "open", "goto", "scroll_up", "scroll_down", "search_file",
                   "search_dir", "find_file", "view", "open_file"}  # fmt: skip
@@ -276,17 +279,33 @@ def _cuts_here(seat: str, views: list[View], k: int, changed: set[str]) -> bool:
     return _is_check(seat, views, k, changed)
 
 
+def _prep(v: View) -> bool:
+    return all(c.why == IMPORT_ONLY for c in v.changes.changes if c.role == "target")
+
+
 def candidate(seat: str, views: list[View]) -> int | None:
     """Position in ``views`` of the boundary call, or None when no call changed the target."""
-    first = next((k for k, v in enumerate(views) if v.changes.target), None)
-    if first is None:
+    targets = [k for k, v in enumerate(views) if v.changes.target]
+    if not targets:
         return None
+    # an edit that only adds imports prepares the attempt; the attempt is the first change that
+    # does more (the import-only edit is the candidate only when nothing else ever follows)
+    first = next((k for k in targets if not _prep(views[k])), targets[0])
     cand = first
     changed = {c.path for c in views[first].changes.changes if c.role == "target"}
     if views[first].post_check:
         return first
     for k in range(first + 1, len(views)):
         v = views[k]
+        if v.changes.revert and not v.changes.target:
+            # a revert right after a change, followed by a new change with no check between, is a
+            # restart of the same attempt (``data/real-labels.md``: one stretch); a revert after
+            # a look at the change ends the attempt
+            m = _next_change(views, k)
+            looked = any(u.kind in ("run", "inspect") for u in views[cand + 1 : k])
+            if m is not None and views[m].changes.target and not looked:
+                continue
+            break
         if v.changes.revert or v.kind == "control":
             break
         if v.changes.target:
@@ -321,6 +340,8 @@ def _verdict(seat: str, views: list[View], v: View, changed: list[str], scripts:
             return "void"
         if o.timed_out or o.exit_code == 127:
             return "void"
+        if o.exit_code == 5 and re.search(r"\bpytest\b", v.text):
+            return "void"  # pytest's own status for "no tests collected"
         if o.exit_code not in (None, 0) or o.is_error:
             return "negative"
         return "positive" if (o.exit_code == 0 or (o.text or "").strip()) else "void"

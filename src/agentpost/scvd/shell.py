@@ -67,6 +67,11 @@ def split_segments(cmd: str) -> list[str]:
                 quote = None
             i += 1
             continue
+        if ch == "#" and (i == 0 or cmd[i - 1] in " \t\n;&|("):
+            # a comment runs to the end of its line (its apostrophes open no quote)
+            while i < n and cmd[i] != "\n":
+                i += 1
+            continue
         if ch in "'\"":
             quote = ch
         if ch == "\n" or ch == ";" or cmd.startswith("&&", i) or cmd.startswith("||", i):

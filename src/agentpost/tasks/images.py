@@ -29,13 +29,14 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import tempfile
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from agentpost.components import resolve
 from agentpost.errors import InfraError, InputError
-from agentpost.ingress.hostdir import write_tree
-from agentpost.ingress.keys import Refused
+from agentpost.ingress.hostdir import descend, open_regular, open_root, read_fd, walk, write_tree
+from agentpost.ingress.keys import Bounds, Refused, TooLarge, relative_key, split_key
 from agentpost.sandbox.dockerfile import DockerfileError, is_base, rewrite
 from agentpost.sandbox.images import base_tag, build, ensure_base, image_exists, load_from_table
 from agentpost.sandbox.provision import (
@@ -47,6 +48,7 @@ from agentpost.sandbox.provision import (
     provision_lines,
     read_needs,
 )
+from agentpost.tasks import fields
 from agentpost.tasks.compose import compose_file, read_services
 from agentpost.tasks.fields import read_task_bytes, read_task_text, tree_digest
 from agentpost.tasks.model import Task
@@ -67,16 +69,51 @@ def context_hash(context: Path, skip: Path | None = None, *, root: Path) -> str:
 
 
 def _texts_under(path: Path | None, out: dict[str, str], root: Path) -> None:
-    if path is None or not path.exists() or path.is_symlink():
+    """The script texts of ``path`` (a file, or every file below a dir, of task dir ``root``),
+    read by descent from ``root`` (``ingress.hostdir``): a link on the way or in the tree, a
+    FIFO or device is passed over, never followed; a file over ``MAX_TEXT`` or with another
+    suffix than ``SCRIPT_SUFFIXES`` is not read; past ``fields.TREE_ENTRIES`` entries it is an
+    ``InputError``. Keys are paths relative to ``root``, in path order."""
+    if path is None:
         return
-    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
-    for p in files:
-        if p.is_symlink() or p.stat().st_size > MAX_TEXT or p.suffix not in SCRIPT_SUFFIXES:
-            continue
+    try:
+        parts = split_key(relative_key(str(path), str(root)))
+        rfd = open_root(root)
+    except (Refused, OSError):
+        return
+    try:
+        with descend(rfd, parts[:-1]) as d:
+            st = os.stat(parts[-1], dir_fd=d, follow_symlinks=False)
+            if stat.S_ISREG(st.st_mode):
+                _take(d, parts[-1], "/".join(parts), st, out)
+            elif stat.S_ISDIR(st.st_mode):
+                with descend(d, parts[-1:]) as top:
+                    bounds = Bounds(max_entries=fields.TREE_ENTRIES)
+                    found = sorted(walk(top, bounds=bounds), key=lambda e: e[0].split("/"))
+                    for key, fst in found:
+                        if stat.S_ISREG(fst.st_mode):
+                            *sub, name = split_key(key)
+                            with descend(top, sub) as fd_dir:
+                                _take(fd_dir, name, "/".join([*parts, key]), fst, out)
+    except TooLarge as e:
+        raise InputError(path, None, f"not read for the image's needs: {e}") from None
+    except (Refused, OSError):
+        return  # a link on the way, or gone: nothing of it is read
+    finally:
+        os.close(rfd)
+
+
+def _take(d: int, name: str, key: str, st: os.stat_result, out: dict[str, str]) -> None:
+    if st.st_size > MAX_TEXT or PurePosixPath(name).suffix not in SCRIPT_SUFFIXES:
+        return
+    try:
+        fd = open_regular(d, name, where=key)
         try:
-            out[str(p.relative_to(root))] = p.read_bytes().decode("utf-8")
-        except (UnicodeDecodeError, OSError, ValueError):
-            continue  # binary data, not a script
+            out[key] = read_fd(fd, MAX_TEXT, key).decode("utf-8")
+        finally:
+            os.close(fd)
+    except (UnicodeDecodeError, Refused, OSError):
+        return  # binary data, not a script; or replaced since it was listed
 
 
 def install_texts(task: Task) -> dict[str, str]:

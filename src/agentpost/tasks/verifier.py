@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shlex
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -136,13 +137,45 @@ if seen <= limit:
 else:
     print("agentpost-sweep: more than", limit, "entries")
 """
-# Without python3 (docker's keeper fallback): ``readlink -m`` (no name need exist) where it has
-# one, else ``-f``; a link it cannot resolve is removed, and so is one written into /proc.
+# Without python3 (docker's keeper fallback): the same walk in POSIX sh, name by name, ``[ -L ]``
+# and ``readlink`` on each (no ``readlink -m``: past PATH_MAX it goes on lexically, as realpath
+# does, and kept ``/app/out -> deep/.../m -> .../x -> /tests/...``). A name of PATH_MAX bytes or
+# more counts as leading out (the kernel may still follow it; we cannot), and a link that
+# cannot be removed means the sweep did not finish. No single quote inside (it is quoted below).
+_LEADS_OUT_SH = """
+out() {
+  at=; todo=$1; hops=0; missing=
+  while [ -n "$todo" ]; do
+    case $todo in */*) c=${todo%%/*}; todo=${todo#*/} ;; *) c=$todo; todo= ;; esac
+    case $c in ""|.) continue ;; ..) at=${at%/*}; continue ;; esac
+    nxt=$at/$c
+    case $nxt in BAD) return 0 ;; esac
+    [ ${#nxt} -ge 4096 ] && return 0
+    if [ -z "$missing" ]; then
+      if [ -L "$nxt" ]; then
+        hops=$((hops + 1)); [ $hops -gt 40 ] && return 0
+        t=$(readlink -- "$nxt" && echo .) || return 0
+        t=${t%?.}; [ -z "$t" ] && return 0
+        case $t in /*) at= ;; esac
+        todo=$t/$todo
+        continue
+      fi
+      [ -e "$nxt" ] || missing=1
+    fi
+    at=$nxt
+  done
+  return 1
+}
+bad=0
+for l; do if out "$l"; then rm -f -- "$l" || bad=1; fi; done
+exit $bad
+""".replace("BAD", "|".join(f"{b}|{b}/*" for b in FORBIDDEN))
 SWEEP_SH = (
-    'find "$@" -type l -exec sh -c \'for l; do t=$(readlink -m -- "$l" 2>/dev/null ||'
-    ' readlink -f -- "$l" 2>/dev/null); for x in "$t" "$(readlink -- "$l")"; do case "$x" in'
-    ' ""|/tests|/tests/*|/logs|/logs/*|/proc|/proc/*|/run/agentpost|/run/agentpost/*|/dev/fd*)'
-    ' rm -f -- "$l";; esac; done; done\' sh {} + && echo "' + SWEEP_DONE + '"'
+    'LC_ALL=C find "$@" -type l -exec sh -c '
+    + shlex.quote(_LEADS_OUT_SH)
+    + ' sh {} + && echo "'
+    + SWEEP_DONE
+    + '"'
 )
 # Install as-agent (its source on stdin) and sweep, with the image's python3 when it has one.
 PREPARE = (

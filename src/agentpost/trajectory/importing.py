@@ -9,6 +9,7 @@ Layer: io.
 from __future__ import annotations
 
 import gc
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ from agentpost.trajectory.io import read_regular
 from agentpost.trajectory.model import Trajectory
 
 SUFFIXES = (".json", ".jsonl", ".traj", ".yaml", ".yml")
+WALK_ENTRIES = 10_000_000  # entries of one folder walk (a store of thousands of sessions)
 HEAD = 65536
 
 
@@ -75,15 +77,50 @@ def iter_files(
         if p.is_dir():
             out += sorted(
                 f
-                for f in p.rglob("*")
-                if f.name.endswith(SUFFIXES)
-                and not (skip_hidden and any(x.startswith(".") for x in f.relative_to(p).parts))
-                and f.is_file()
+                for f in _folder_files(p)
+                if not (skip_hidden and any(x.startswith(".") for x in f.relative_to(p).parts))
                 and not (skip is not None and f.name == skip.name and f.resolve() == skip)
             )
         else:
             out.append(p)
     return unique_files(out)
+
+
+def _folder_files(folder: Path) -> list[Path]:
+    """The regular files with an import suffix below ``folder`` (the folder named is followed,
+    as any path the user types), walked by descent (``ingress.hostdir.walk``): a symbolic link
+    below it, to a file or a folder, is never followed (a runs folder may be shared: a planted
+    ``trajectory.json -> a host file`` would import that file); each is named in a warning."""
+    import logging
+    import stat
+
+    from agentpost.ingress.hostdir import open_root, walk
+    from agentpost.ingress.keys import Bounds, Refused
+
+    found, links = [], []
+    try:
+        rfd = open_root(folder.resolve())
+    except (Refused, OSError) as e:
+        raise InputError(folder, None, f"cannot read: {e}") from None
+    try:
+        for key, st in walk(rfd, bounds=Bounds(max_entries=WALK_ENTRIES)):
+            if not key.endswith(SUFFIXES):
+                continue
+            if stat.S_ISLNK(st.st_mode):
+                links.append(key)
+            elif stat.S_ISREG(st.st_mode):
+                found.append(folder / key)
+    except Refused as e:
+        raise InputError(folder, None, f"not fully read: {e}") from None
+    finally:
+        os.close(rfd)
+    if links:
+        shown = ", ".join(links[:5]) + (f" and {len(links) - 5} more" if len(links) > 5 else "")
+        logging.getLogger("agentpost").warning(
+            f"warning: {folder}: {len(links)} symbolic link(s) not followed (a link in a folder "
+            f"is never imported; name its target itself): {shown}"
+        )
+    return found
 
 
 def _read_events(files: list[Path]) -> list[tuple[Path, Any]]:

@@ -11,8 +11,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from agentpost.errors import InputError
+from agentpost.ingress.hostdir import HeldFile
 from agentpost.intervals import UNKNOWN
 from agentpost.trajectory.model import Trajectory
 from agentpost.trajectory.select import agent_label, dedupe, listing, warn_repeats
@@ -55,11 +57,12 @@ def read_files(paths: Sequence[Path]) -> list[tuple[str, list[Trajectory]]]:
 
 class Stream:
     """``read_files`` + ``select`` one trajectory at a time, for runs too large to hold: the
-    trajectories of ``sources`` (``(name, path)`` pairs, each path read once), each id once,
-    only ``agents``' and ``tasks``' when given. Iterating yields ``(name, trajectory)``;
-    ``progress`` gets the bytes of every line read. The messages are those of ``dedupe`` and
-    ``select``; a copy is told identical by the digest of its line (two files that spell one
-    trajectory differently are said to differ, and still counted once). An ``--agent`` or
+    trajectories of ``sources`` (``(name, path)`` pairs, each path read once; a path may be a
+    ``HeldFile``, read by descent), each id once, only ``agents``' and ``tasks``' when given.
+    Iterating yields ``(name, trajectory)``; ``progress`` gets the bytes of every line read.
+    The messages are those of ``dedupe`` and ``select``; a copy is told identical by the
+    digest of its line (two files that spell one trajectory differently are said to differ,
+    and still counted once). An ``--agent`` or
     ``--task`` that matched nothing is an ``InputError`` once the stream is read (``finish``).
     An agent matches by its label (``labels``: with ``[run ID]`` when its model ran in several
     runs; that form is accepted for a single run too), its model or its scaffold.
@@ -67,8 +70,9 @@ class Stream:
     ``runs``: model (else scaffold) → the run ids of every trajectory read, selected or not
     (``stream_label`` tells runs of one model apart by them)."""
 
-    def __init__(self, sources: Sequence[tuple[str, Path]], agents: Sequence[str] | None = None,
-                 tasks: Sequence[str] | None = None, progress=None) -> None:  # fmt: skip
+    def __init__(self, sources: Sequence[tuple[str, Path | HeldFile]],
+                 agents: Sequence[str] | None = None, tasks: Sequence[str] | None = None,
+                 progress=None) -> None:  # fmt: skip
         self.sources = _unique_sources(sources)
         self.agents, self.tasks = set(agents or ()), set(tasks or ())
         self.progress = progress
@@ -135,9 +139,12 @@ def stream_label(
     return agent_label(model, scaffold, run_id, len(stream.runs.get(model or scaffold, ())) > 1)
 
 
-def _unique_sources(sources: Sequence[tuple[str, Path]]) -> list[tuple[str, Path]]:
+def _unique_sources(sources: Sequence[tuple[str, Any]]) -> list[tuple[str, Any]]:
     """Each file once (``unique_files``: one warning names the repeats); a missing one is an
-    ``InputError``."""
+    ``InputError``. Files a run folder's walk found (``ingress.hostdir.HeldFile``, each key
+    once) are kept as they are: they are read by descent, never by path."""
+    if sources and all(isinstance(p, HeldFile) for _, p in sources):
+        return list(sources)
     keep = {str(p) for p in unique_files([Path(p) for _, p in sources])}
     out, taken = [], set()
     for name, p in sources:

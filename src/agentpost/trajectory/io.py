@@ -23,6 +23,8 @@ from pydantic import ValidationError
 
 from agentpost.documents.write import atomic_write, open_output
 from agentpost.errors import InputError
+from agentpost.ingress.hostdir import HeldFile
+from agentpost.ingress.keys import Refused
 from agentpost.trajectory.model import FORMAT, Trajectory
 
 log = logging.getLogger("agentpost")
@@ -92,9 +94,20 @@ def _bad_json(path: Path, lineno: int, line: bytes, e: orjson.JSONDecodeError) -
 _ONE_READ = 0x7FFFF000  # the most one read(2) returns on Linux
 
 
-def _regular_fd(path: str | Path, what: str) -> tuple[int, int]:
+def _regular_fd(path: str | Path | HeldFile, what: str) -> tuple[int, int]:
     """A read-only descriptor of a regular file and its size; a directory, FIFO, socket or
-    device (which could block or never end) is an ``InputError``, as is any failure to open."""
+    device (which could block or never end) is an ``InputError``, as is any failure to open.
+    A ``HeldFile`` (a file a run folder's walk found) is reopened by descent from the folder's
+    fd, never by path: a link on the way is an ``InputError`` too."""
+    if isinstance(path, HeldFile):
+        try:
+            fd = path.open_fd()
+        except Refused as e:
+            why = f"cannot {what}: {e} (a run folder's files are read without a link on the way)"
+            raise InputError(str(path), None, why) from None
+        except OSError as e:
+            raise InputError(str(path), None, f"cannot {what}: {e.strerror}") from None
+        return fd, os.fstat(fd).st_size
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO must not block
     except OSError as e:
@@ -109,16 +122,15 @@ def _regular_fd(path: str | Path, what: str) -> tuple[int, int]:
     return fd, st.st_size
 
 
-def open_regular(path: str | Path, what: str = "read"):
+def open_regular(path: str | Path | HeldFile, what: str = "read"):
     """``open(path, "rb")`` for a regular file; a directory, FIFO, socket or device (which could
     block or never end) is an ``InputError``, as is any failure to open."""
-    path = Path(path)
-    fd, _ = _regular_fd(path, what)
+    fd, _ = _regular_fd(path if isinstance(path, HeldFile) else Path(path), what)
     os.set_blocking(fd, True)
     return os.fdopen(fd, "rb")
 
 
-def read_regular(path: str | Path) -> bytes:
+def read_regular(path: str | Path | HeldFile) -> bytes:
     """The bytes of a regular file (``open_regular``'s checks), or an ``InputError``.
 
     One ``read`` of the size ``fstat`` gave, plus one byte: a short read of a regular file is
@@ -137,13 +149,13 @@ def read_regular(path: str | Path) -> bytes:
             data = b"".join(parts)
         return data
     except OSError as e:
-        raise InputError(path, None, f"cannot read: {e.strerror}") from None
+        raise InputError(str(path), None, f"cannot read: {e.strerror}") from None
     finally:
         os.close(fd)
 
 
 def iter_jsonl(
-    path: str | Path, progress: Callable[[int], object] | None = None
+    path: str | Path | HeldFile, progress: Callable[[int], object] | None = None
 ) -> Iterator[Trajectory]:
     """Yield trajectories from a canonical JSONL file; a file that cannot be read or a bad line
     raises ``InputError`` naming the file and the line (and column or JSON path). A repeated id
@@ -154,13 +166,15 @@ def iter_jsonl(
 
 
 def iter_lines(
-    path: str | Path, progress: Callable[[int], object] | None = None
+    path: str | Path | HeldFile, progress: Callable[[int], object] | None = None
 ) -> Iterator[tuple[Trajectory, bytes]]:
-    """``iter_jsonl``, each trajectory with the line it was read from."""
-    path = Path(path)
+    """``iter_jsonl``, each trajectory with the line it was read from (``path`` may be a
+    ``HeldFile``: read by descent, see ``_regular_fd``)."""
+    src = path if isinstance(path, HeldFile) else Path(path)
+    name: str | Path = str(path) if isinstance(path, HeldFile) else Path(path)  # for messages
     seen: set[str] = set()
     repeated: list[str] = []
-    with open_regular(path) as f:
+    with open_regular(src) as f:
         try:
             for lineno, line in enumerate(f, start=1):
                 if progress is not None:
@@ -170,17 +184,17 @@ def iter_lines(
                 try:
                     data = orjson.loads(line)
                 except orjson.JSONDecodeError as e:
-                    raise _bad_json(path, lineno, line, e) from None
-                traj = validate(data, path, f"line {lineno}")
+                    raise _bad_json(Path(name), lineno, line, e) from None
+                traj = validate(data, name, f"line {lineno}")
                 if traj.id in seen:
                     repeated.append(traj.id)
                     continue
                 seen.add(traj.id)
                 yield traj, line
         except OSError as e:
-            raise InputError(path, None, f"cannot read: {e.strerror}") from None
+            raise InputError(name, None, f"cannot read: {e.strerror}") from None
     if repeated:
-        warn_repeated(path, repeated)
+        warn_repeated(name, repeated)
 
 
 def warn_repeated(path: str | Path, ids: list[str]) -> None:

@@ -18,6 +18,8 @@ links those to it: SWE-agent 0.x kept the repository at ``/<owner>__<name>`` and
 ``/workspace/<owner>__<name>__<version>`` to ``/testbed`` itself (its ``instance_swe_entry.sh``);
 ``/workspace`` is writable in the sandbox (``WORKSPACE``: OpenHands writes its scratch files
 there). The links come last in the Dockerfile, so images built before them keep their layers.
+The system Python holds no package of its own (``SYSTEM_CLEAN``: the build base's pytest and uv
+go), as the harness's images: an agent that calls ``/usr/bin/python3 -m pytest`` fails there too.
 
 Offline grading: the harness's eval script runs the install step again; the build fetches that
 step's build requirements into ``/opt/agentpost/wheels`` and the image ends with
@@ -59,6 +61,13 @@ WORKSPACE = "/workspace"
 # pyproject.toml (an egg-link: /testbed on sys.path). pylint 2.x finds its own checkers by file
 # path through sys.path (astroid.modutils): with the hook none load and its tests fail, gold too.
 BOOTSTRAP = ("pip==24.0", "setuptools==69.5.1", "wheel==0.43.0")
+# the build base's pip-installed tools for Harbor tasks (pytest, uv) leave the system Python: the
+# harness's images have none there, so `/usr/bin/python3 -m pytest` fails as it did in the run
+SYSTEM_CLEAN = (
+    "for d in /usr/local/lib/python3*/dist-packages; do"
+    ' p=$(python3 -m pip list --path "$d" --format freeze 2>/dev/null | cut -d= -f1);'
+    ' [ -z "$p" ] || python3 -m pip uninstall -y -q $p; done'
+)
 ACTIVATE = """\
 # agentpost: a conda-free stand-in for miniconda's activate. Environments are Debian venvs in
 # /opt/miniconda3/envs; `conda activate NAME` activates one (no other conda command exists).
@@ -142,7 +151,7 @@ RUN bash {STATE}/env.sh
 COPY repo {harness.REPO_DIR}
 COPY install.sh {STATE}/
 RUN bash {STATE}/install.sh
-RUN mkdir -p {WORKSPACE}{link}
+RUN {SYSTEM_CLEAN} && mkdir -p /usr/local/bin {WORKSPACE}{link}
 ENV VIRTUAL_ENV={VENV} CONDA_DEFAULT_ENV=testbed PATH={VENV}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \\
     PIP_NO_INDEX=1 PIP_FIND_LINKS={WHEELS}
 WORKDIR {harness.REPO_DIR}
