@@ -94,3 +94,35 @@ def test_unopenable_store_is_an_input_error(tmp_path) -> None:
         with pytest.raises(InputError) as e:
             Store(bad)
         assert str(bad) in str(e.value) and "cannot open the result store" in str(e.value)
+
+
+def test_a_new_thread_connection_keeps_the_other_threads_locks(tmp_path):
+    """Closing any fd of the database drops every POSIX lock the process holds on it. When a
+    thread's connection was checked by opening the file, the other threads' connections lost
+    their locks; a reader in another process then closed as if it were the last connection,
+    checkpointed and deleted the WAL, and a later write went to the unlinked WAL: lost
+    (scvd collect's rows vanished this way while a test polled the store)."""
+    import subprocess
+    import sys
+    import threading
+
+    from agentpost.store import Store
+
+    db = tmp_path / "store.sqlite"
+    s = Store(db)
+    s.put("a:1", 1)  # the main thread's connection, holding its lock on the file
+
+    def in_thread() -> None:
+        s.put("b:1", 2)  # a second connection: opened (and checked) in this thread
+
+    t = threading.Thread(target=in_thread)
+    t.start()
+    t.join()
+    read = ("import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
+            "print(c.execute('SELECT count(*) FROM results').fetchone()[0]); c.close()")  # fmt: skip
+    subprocess.run([sys.executable, "-c", read, str(db)], check=True, capture_output=True)
+    s.put("c:1", 3)  # after the other process's reader has closed
+    out = subprocess.run([sys.executable, "-c", read, str(db)], check=True,
+                         capture_output=True, text=True)  # fmt: skip
+    assert out.stdout.strip() == "3"
+    assert (tmp_path / "store.sqlite-wal").exists()

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -26,7 +27,7 @@ from typing import Any
 
 import orjson
 
-from agentpost.documents.write import open_output
+from agentpost.documents.write import LINK_REFUSED, open_output
 from agentpost.errors import InputError
 
 _ABSENT = object()
@@ -63,18 +64,42 @@ class Store:
             raise InputError(self.path, None, f"cannot open the result store: {e}") from None
 
     def _own_file(self) -> tuple[int, int]:
-        """(device, inode) of the database file, made or checked as every output is
-        (``documents.write.open_output``): a link, hard link or FIFO there is an InputError."""
+        """(device, inode) of the database file, checked as every output is
+        (``documents.write.open_output``): a link, hard link or FIFO there is an InputError.
+
+        An existing file is checked by ``lstat``, never opened: closing any fd of the database
+        file drops every POSIX lock this process holds on it, the locks of the SQLite
+        connections other threads have open included; another process's connection then
+        believes itself the last one, checkpoints and deletes the WAL, and what those threads
+        write afterwards goes to an unlinked WAL and is lost (tests/test_store.py). Only a file
+        that does not exist yet, which no connection can be holding, is made through
+        ``open_output``."""
         try:
-            fd = open_output(self.path, os.O_RDWR | os.O_CREAT)
-        except InputError as e:
-            why = e.message.removeprefix("cannot write: ")
-            raise InputError(self.path, None, f"cannot open the result store: {why}") from None
-        try:
-            st = os.fstat(fd)
-        finally:
-            os.close(fd)
-        return st.st_dev, st.st_ino
+            st = os.lstat(self.path)
+        except FileNotFoundError:
+            try:
+                fd = open_output(self.path, os.O_RDWR | os.O_CREAT)
+            except InputError as e:
+                why = e.message.removeprefix("cannot write: ")
+                raise InputError(self.path, None, f"cannot open the result store: {why}") from None
+            try:
+                st = os.fstat(fd)
+            finally:
+                os.close(fd)
+            return st.st_dev, st.st_ino
+        except OSError as e:
+            raise InputError(
+                self.path, None, f"cannot open the result store: {e.strerror}"
+            ) from None
+        if stat.S_ISLNK(st.st_mode):
+            why = LINK_REFUSED
+        elif not stat.S_ISREG(st.st_mode):
+            why = "not a regular file"
+        elif st.st_nlink > 1:
+            why = "a hard link: another name shares this file"
+        else:
+            return st.st_dev, st.st_ino
+        raise InputError(self.path, None, f"cannot open the result store: {why}")
 
     def _connect(self) -> sqlite3.Connection:
         """SQLite follows a link at the database's name (its ``-wal``, ``-shm`` and

@@ -126,6 +126,22 @@ def test_downloads_from_other_hosts_are_named():
     ]
 
 
+def test_urls_a_python_http_client_fetches_are_named_in_any_form():
+    """A URL held in a variable, in an f-string, or on the line after the call (a solution that
+    asks web APIs at solve time) is named too, when the file uses an HTTP client."""
+    py = (
+        "import httpx\nAPI = 'https://api.example.net/v1'\n"
+        "r = httpx.get(\n    f'https://data.example.com/entry/{key}', timeout=5\n)\n"
+        "httpx.get(f'{API}/x')\nlocal = 'http://localhost:8000/'  # served\n"
+    )
+    assert read_needs({"solve.sh": py}).to_json()["notes"] == [
+        "solve.sh: fetches from api.example.net (no registry here serves it)",
+        "solve.sh: fetches from data.example.com (no registry here serves it)",
+    ]
+    plain = "print('see https://example.org/docs')\n"  # no HTTP client: a URL is only text
+    assert read_needs({"t.py": plain}).to_json()["notes"] == []
+
+
 def test_segment_stops_at_shell_operators_and_closing_quotes():
     assert segment(" -y a b && c") == ["-y", "a", "b"]
     assert segment(' a b")') == ["a", "b"]

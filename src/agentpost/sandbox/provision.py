@@ -82,6 +82,13 @@ _PY_URL = re.compile(
     r"\b(?:requests\.get|requests\.post|urlopen|urlretrieve|httpx\.get|wget\.download)\(\s*"
     r"[\"'](?:https?|ftp)://([A-Za-z0-9.-]+)"
 )
+# a file that uses an HTTP client: each URL literal in it (a variable, an f-string, the line after
+# the call) may be fetched at run time
+_HTTP_CLIENT = re.compile(
+    r"^\s*(?:import|from)\s+(?:requests|httpx|aiohttp|urllib3|urllib\.request)\b|\burlopen\(",
+    re.M,
+)
+_URL_LITERAL = re.compile(r"(?<![\w\\])[fFrRbBuU]{0,2}[\"'](?:https?|ftp)://([A-Za-z0-9.-]+)")
 SERVED_HOSTS = {
     "localhost", "127.0.0.1", "0.0.0.0", "astral.sh", "pypi.org", "files.pythonhosted.org",
     "deb.debian.org", "security.debian.org", "registry.npmjs.org",
@@ -241,7 +248,16 @@ def read_needs(texts: dict[str, str]) -> Needs:
     for label, text in texts.items():
         for line in logical_lines(text):
             _read_line(line, label, needs)
+        if _HTTP_CLIENT.search(text):
+            for m in _URL_LITERAL.finditer(text):
+                _note_host(m.group(1), label, needs)
     return needs
+
+
+def _note_host(host: str, label: str, needs: Needs) -> None:
+    host = host.lower()
+    if host not in SERVED_HOSTS and not re.fullmatch(r"[\d.]+|[\w-]+", host):
+        needs.notes.append(f"{label}: fetches from {host} (no registry here serves it)")
 
 
 def _read_line(line: str, label: str, needs: Needs) -> None:
@@ -253,9 +269,9 @@ def _read_line(line: str, label: str, needs: Needs) -> None:
         hub = "download.pytorch.org" if m.group(1).startswith("torch") else "huggingface.co"
         notes.append(f"{label}: fetches from {hub} ({m.group(1)}; no registry here serves it)")
     for m in [*_FETCH.finditer(line), *_PY_URL.finditer(line)]:
-        host = (m.group(1) or (m.group(2) if m.re is _FETCH else "") or "").lower()
-        if host and host not in SERVED_HOSTS and not re.fullmatch(r"[\d.]+|[\w-]+", host):
-            notes.append(f"{label}: fetches from {host} (no registry here serves it)")
+        host = m.group(1) or (m.group(2) if m.re is _FETCH else "") or ""
+        if host:
+            _note_host(host, label, needs)
     for m in _PIP.finditer(line):
         pos, opts = _positionals(segment(m.group(3)), PIP_VALUE_OPTS)
         minor = m.group(1) or m.group(2)
