@@ -120,3 +120,23 @@ def test_lab_tasks_writes_nothing_through_a_link_planted_in_its_folder(tmp_path:
     with pytest.raises(InputError, match="link"):
         write_family(out, 2, 1, 1, one_slot=True)
     assert canaries.untouched(), canaries.changes()
+
+
+@pytest.mark.parametrize("name", ["corpus", "sft", "memo.sqlite"])
+def test_a_lab_experiment_folder_with_a_planted_link_is_refused(tmp_path: Path, name):
+    """``agentpost lab preflight|hero|scvd -o OUT`` resume in OUT, and their stages write data
+    and checkpoints by path (JSONL, torch, transformers): on main a planted
+    ``OUT/corpus -> a host dir`` received the corpus files. The experiment folder may hold no
+    link below it: refused before any stage runs, naming the link."""
+    from agentpost.lab.presets import hero_config
+    from agentpost.lab.stages import student
+
+    canaries = HostCanaries(tmp_path / "host")
+    out = tmp_path / "shared" / "lab"
+    out.mkdir(parents=True)
+    target = canaries.root / ("canary.txt" if "." in name else "dir")
+    os.symlink(target, out / name)
+    with pytest.raises(InputError, match="link") as e:
+        student(out, hero_config("smoke").policy, get_backend("bwrap"), progress=lambda m: None)
+    assert str(out / name) in str(e.value)
+    assert canaries.untouched(), canaries.changes()

@@ -160,6 +160,23 @@ def _write_in(d: int, path: Path, chunks: Iterable[bytes], mode: int | None) -> 
     fsync_dir(d, path.parent)
 
 
+def refuse_links_below(folder: str | Path) -> None:
+    """An output folder resumed in place whose writers go by path (the lab's torch and
+    transformers checkpoints, pyarrow and JSONL data) must hold no symbolic link below it: a
+    planted ``OUT/corpus -> /host/dir`` would be followed. The folder itself is the user's
+    (followed, like any path on a command line); every entry below is checked by ``lstat``
+    without following, and the first link is an ``InputError`` naming it. A link planted after
+    this check, while the run goes on, is outside it (docs/threat-model.md)."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+        for name in sorted(dirnames + filenames):
+            p = Path(dirpath) / name
+            if p.is_symlink():
+                raise InputError(p, None, f"cannot write: {LINK_REFUSED}")
+
+
 def open_output(path: str | Path, flags: int, *, root: str | Path | None = None,
                 mode: int = 0o644) -> int:  # fmt: skip
     """An fd of output ``path`` opened in place with ``flags`` (``os.O_APPEND | os.O_CREAT``

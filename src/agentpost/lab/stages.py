@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from agentpost.config_checks import at_least, check, positive
-from agentpost.documents.write import write_json
+from agentpost.documents.write import refuse_links_below, write_json
 from agentpost.lab.curriculum import copy_rows
 from agentpost.lab.env import LabEnv, Memo
 from agentpost.lab.episodes import Episode, scripted_episode, to_row, to_trajectory
@@ -242,7 +242,9 @@ def outputs(out: Path) -> dict[str, str]:
 
 def student(out: Path, cfg: PolicyConfig, backend: Backend, progress=print):
     """Tasks, memo, both corpora, the shared tokenizer and the SFT student (each made once):
-    ``(train, held, memo, student episodes, teacher episodes, model, tok, sft info)``."""
+    ``(train, held, memo, student episodes, teacher episodes, model, tok, sft info)``. The
+    experiment folder may hold no link below it (its stages write by path)."""
+    refuse_links_below(out)
     train, held = family(out, cfg)
     progress(f"tasks: {len(train)} train, {len(held)} held-out")
     memo = memo_for(out)
