@@ -42,7 +42,9 @@ def gguf(tmp_path_factory):
     from agentpost.lab.policy import PolicySize, lab_llama, train_tokenizer
 
     d = tmp_path_factory.mktemp("llama-judge")
-    tok = train_tokenizer([json.dumps(NO_CANDIDATE), "ls -la", "cat file.txt"] * 20, 300)
+    tok = train_tokenizer(
+        [json.dumps(NO_CANDIDATE), "ls -la", "cat file.txt"] * 20, 300, llama_compatible=True
+    )  # served by llama.cpp: GPT-2 pieces
     size = PolicySize(hidden=64, layers=2, heads=4, intermediate=128, max_positions=16384)
     return write_gguf(lab_llama(tok, seed=0, size=size), tok, d / "judge.gguf")
 

@@ -63,7 +63,9 @@ def _scale(scale: str) -> str:
 def preflight_command(
     out: Path = typer.Option(Path("lab"), "--out", "-o", help="Experiment folder (resumes)."),
     scale: str = typer.Option("cpu", "--scale", help="smoke | cpu | gpu."),
-    backend: str = typer.Option("bwrap", "--backend"),
+    backend: str = typer.Option(
+        "bwrap", "--backend", help="Sandbox backend: bwrap, docker or package.module:Class."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the pre-flight document."),
 ) -> None:
     """Is the SFT policy in the methods' regime? Groups of 8 on held-out tasks at T = 1."""
@@ -183,10 +185,13 @@ def scvd_command(
 def results_command(
     hero: Path = typer.Option(..., "--hero", help="Folder of `agentpost lab hero`."),
     scvd: Path = typer.Option(..., "--scvd", help="Folder of `agentpost lab scvd`."),
-    out: Path = typer.Option(Path("docs/lab/results.json"), "--out", "-o"),
+    out: Path = typer.Option(
+        Path("docs/lab/results.json"), "--out", "-o", help="The results document to write."
+    ),
     markdown: Path = typer.Option(None, "--markdown", help="Also write the tables as Markdown."),
     load: str = typer.Option("", "--load", help="The load average measured during the runs."),
     code: str = typer.Option("", "--code", help="The commit the experiments ran at."),
+    as_json: bool = typer.Option(False, "--json", help="Print the results document."),
 ) -> None:
     """The results document (docs/lab/results.json) and tables from finished experiments."""
     from agentpost.report.lab import results_doc, results_markdown
@@ -202,13 +207,16 @@ def results_command(
     registered = {"hero": [d.to_json() for d in directions.HERO],
                   "scvd": [d.to_json() for d in directions.SCVD]}  # fmt: skip
     doc = results_doc(docs["hero"], docs["scvd"], load=load, registered=registered, code=code)
-    from agentpost.documents.write import write_json
+    from agentpost.documents.write import atomic_write, write_json
 
     write_json(out, doc)
     if markdown:
         pf_path = hero / "preflight.json"
         pf = json.loads(pf_path.read_text()) if pf_path.is_file() else None
-        markdown.write_text(results_markdown(doc, docs["hero"], docs["scvd"], pf))
+        atomic_write(markdown, results_markdown(doc, docs["hero"], docs["scvd"], pf))
+    if as_json:
+        typer.echo(json.dumps(doc, default=str))
+        return
     typer.echo(f"wrote {out}" + (f" and {markdown}" if markdown else ""))
 
 
