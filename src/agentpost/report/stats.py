@@ -234,12 +234,7 @@ def paired_sums(
         return out
     ka = np.stack([a[k] for k in keys])  # (K, m)
     kb = np.stack([b[k] for k in keys])
-    va, vb = _value(float(f(ka.sum(axis=0)))), _value(float(f(kb.sum(axis=0))))
-    out["a"], out["b"] = va, vb
-    if va is None or vb is None:
-        return out
-    out["delta"] = vb - va
-    if n_boot > 0:
+    if _points(out, ka, kb, f) and n_boot > 0:
         rng = np.random.default_rng(seed)
         k = len(keys)
         reps = []
@@ -250,6 +245,17 @@ def paired_sums(
         ci = interval([_value(x) for x in np.concatenate(reps)])
         out["ci"], out["ci_note"] = checked(ci, k, "tasks paired")
     return out
+
+
+def _points(out: dict[str, Any], ka: np.ndarray, kb: np.ndarray, f: SumStat) -> bool:
+    """Fill ``out``'s a, b and delta from each side's summed (keys, m) rows; False when either
+    side's statistic is undefined (no delta, no interval)."""
+    va, vb = _value(float(f(ka.sum(axis=0)))), _value(float(f(kb.sum(axis=0))))
+    out["a"], out["b"] = va, vb
+    if va is None or vb is None:
+        return False
+    out["delta"] = vb - va
+    return True
 
 
 def unpaired_sums(
@@ -265,12 +271,7 @@ def unpaired_sums(
     if not a or not b:
         return out
     ka, kb = np.stack(list(a.values())), np.stack(list(b.values()))
-    va, vb = _value(float(f(ka.sum(axis=0)))), _value(float(f(kb.sum(axis=0))))
-    out["a"], out["b"] = va, vb
-    if va is None or vb is None:
-        return out
-    out["delta"] = vb - va
-    if n_boot > 0:
+    if _points(out, ka, kb, f) and n_boot > 0:
         rng = np.random.default_rng(seed)
         ra = _replicates(ka, f, n_boot, rng)
         rb = _replicates(kb, f, n_boot, rng)
