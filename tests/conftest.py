@@ -25,6 +25,17 @@ def backend():
 
 
 @pytest.fixture(scope="module")
+def docker():
+    """The docker backend; the test skips, saying how to start one, when no daemon answers."""
+    from agentpost.sandbox.registry import get_backend
+
+    b = get_backend("docker")
+    if not b.available():
+        pytest.skip("no docker daemon answers (bash scripts/dockerd.sh start)")
+    return b
+
+
+@pytest.fixture(scope="module")
 def tmux_backend(backend):
     if not shutil.which("tmux"):
         pytest.skip("tmux not available")

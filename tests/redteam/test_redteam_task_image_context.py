@@ -27,16 +27,6 @@ from agentpost.tasks.loader import load_task
 SHAPES = Path(__file__).resolve().parents[1] / "tasks" / "fixtures" / "harbor-shapes"
 
 
-@pytest.fixture(scope="module")
-def docker():
-    from agentpost.sandbox.docker import DockerBackend
-
-    backend = DockerBackend()
-    if not backend.available():
-        pytest.skip("no docker daemon answers (bash scripts/dockerd.sh start)")
-    return backend
-
-
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("how", ["dir-link", "file-link"])
 def test_a_link_at_the_provision_dir_writes_no_host_file(tmp_path: Path, docker, how: str):

@@ -228,14 +228,6 @@ def test_git_history_holds_no_answer(anyb):
 # --- test runners (pytest in the sandbox: docker) ---------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def docker():
-    b = get_backend("docker")
-    if not b.available():
-        pytest.skip("docker not available")
-    return b
-
-
 FAKE_SUMMARY = (
     "print('=== short test summary info ===')\n"
     "print('PASSED test_outputs.py::test_answer')\n"

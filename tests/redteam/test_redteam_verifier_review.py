@@ -85,14 +85,6 @@ def test_the_shell_sweep_is_not_fooled_by_a_path_longer_than_path_max(backend):
 # --- security grading on docker (no user namespaces there: the jail's fallback) ----------------
 
 
-@pytest.fixture(scope="module")
-def docker():
-    b = get_backend("docker")
-    if not b.available():
-        pytest.skip("docker not available")
-    return b
-
-
 # the phase from the command line of a process of the test (its file name says which test runs)
 PHASE_FROM_PROC = """
 import os as _os

@@ -96,16 +96,6 @@ def test_plain_tasks_check_prints_every_failure_reason(tmp_path, backend):
     assert out.exit_code == 1 and "oracle: reward 0.0 (expected 1.0); verifier:" in out.stdout
 
 
-@pytest.fixture(scope="module")
-def docker():
-    from agentpost.sandbox.docker import DockerBackend
-
-    b = DockerBackend()
-    if not b.available():
-        pytest.skip("no docker daemon answers (bash scripts/dockerd.sh start)")
-    return b
-
-
 @pytest.mark.timeout(1500)
 @pytest.mark.parametrize("suite", [HARBOR, TB1], ids=["harbor", "tb1"])
 def test_every_real_task_gives_oracle_1_and_nop_0_on_docker(docker, suite):

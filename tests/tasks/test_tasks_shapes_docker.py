@@ -21,16 +21,6 @@ SHAPES = Path(__file__).resolve().parent / "fixtures" / "harbor-shapes"
 KEEP = "service-left-running"  # the verifier keeps the servers the agent left (#26 B)
 
 
-@pytest.fixture(scope="module")
-def docker():
-    from agentpost.sandbox.docker import DockerBackend
-
-    b = DockerBackend()
-    if not b.available():
-        pytest.skip("no docker daemon answers (bash scripts/dockerd.sh start)")
-    return b
-
-
 @pytest.mark.timeout(2400)
 def test_every_shape_grades_oracle_1_and_nop_0_on_docker(docker):
     from agentpost.tasks.check import check_suite

@@ -22,16 +22,6 @@ SLICE = ("cobol-modernization", "merge-diff-arc-agi-task", "build-pmars")
 pytestmark = pytest.mark.skipif(not TB2.is_dir(), reason=f"the shared TB2 set is absent ({TB2})")
 
 
-@pytest.fixture(scope="module")
-def docker():
-    from agentpost.sandbox.docker import DockerBackend
-
-    b = DockerBackend()
-    if not b.available():
-        pytest.skip("no docker daemon answers (bash scripts/dockerd.sh start)")
-    return b
-
-
 @pytest.mark.timeout(2400)
 @pytest.mark.parametrize("task_id", SLICE)
 def test_a_tb2_task_grades_oracle_1_and_nop_0_offline(docker, task_id):
