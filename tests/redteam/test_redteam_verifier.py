@@ -11,12 +11,12 @@ host's system Python, which has no pytest).
 
 from __future__ import annotations
 
-import dataclasses
 import secrets
 import shutil
 from pathlib import Path
 
 import pytest
+from grading import assert_zero, attack
 from host_canaries import HostCanaries
 
 from agentpost.sandbox.registry import get_backend
@@ -54,20 +54,6 @@ def canary():
         assert c.untouched(), c.changes()
     finally:
         shutil.rmtree(CANARY, ignore_errors=True)
-
-
-def attack(backend, task, turn: str, **overrides):
-    """Prepare ``task``, run the agent's ``turn`` in it, grade it."""
-    task = dataclasses.replace(task, **overrides) if overrides else task
-    with backend.create(spec_for(task, backend=backend)) as box:
-        prepare(task, box)
-        r = box.exec(turn, cwd=task.workdir, timeout_s=300)
-        assert r.exit_code == 0, r.stdout + r.stderr
-        return evaluate(task, box)
-
-
-def assert_zero(res):
-    assert (res.status, res.reward, res.resolved) == ("ok", 0.0, False), res.output[-2000:]
 
 
 # --- code the agent wrote, run by the tests -------------------------------------------------

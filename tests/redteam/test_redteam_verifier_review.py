@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from grading import assert_zero, attack
 
 from agentpost.sandbox.registry import get_backend
 from agentpost.tasks.evaluate import evaluate, prepare, spec_for
@@ -26,20 +27,6 @@ def anyb(request):
     if not b.available():
         pytest.skip(f"{request.param} sandbox not available")
     return b
-
-
-def attack(backend, task, turn, **overrides):
-    """Prepare ``task``, run the agent's ``turn`` (a shell command or an argv) in it, grade it."""
-    task = dataclasses.replace(task, **overrides) if overrides else task
-    with backend.create(spec_for(task, backend=backend)) as box:
-        prepare(task, box)
-        r = box.exec(turn, cwd=task.workdir, timeout_s=300)
-        assert r.exit_code == 0, r.stdout + r.stderr
-        return evaluate(task, box)
-
-
-def assert_zero(res):
-    assert (res.status, res.reward, res.resolved) == ("ok", 0.0, False), res.output[-2000:]
 
 
 # --- the link sweep, fooled by path length ----------------------------------------------------
