@@ -16,7 +16,7 @@ rollouts per task, this measures per task:
 
 ``summarise`` gives the table's last line: ``share_in_regime`` (tasks with p in [0.4, 0.8]),
 the median cost ratio, the path shares, and the exposed / repaired shares of wrong candidates;
-``in_regime`` says whether all of: share ≥ 0.5 ("most tasks"), median ratio ≥ 1.5, exposed and
+``in_regime`` says whether all of: share > 0.5 ("most tasks": more than half), median ratio ≥ 1.5, exposed and
 repaired ≥ 0.9 of wrong candidates (thresholds of the issue; the last two are ours).
 
 Layer: edges (runs sandboxes and a torch policy).
@@ -110,7 +110,7 @@ def summarise(records: list[dict[str, Any]]) -> dict[str, Any]:
         "repaired": sum(r["repaired"] for r in wrong) / len(wrong) if wrong else math.nan,
     }
     out["in_regime"] = bool(
-        out["share_in_regime"] >= MIN_SHARE
+        out["share_in_regime"] > MIN_SHARE
         and out["median_cost_ratio"] >= MIN_RATIO
         and out["exposed"] >= MIN_WRONG
         and out["repaired"] >= MIN_WRONG
