@@ -142,10 +142,12 @@ def preflight_stage(out: Path, cfg: Any, backend: Backend, group: int, progress=
               have: tuple | None = None) -> dict:  # fmt: skip
     """The pre-flight table of the SFT student (``lab.preflight``), written once to
     ``preflight.json``; ``have``: ``student``'s result when the caller already has it."""
+    from agentpost.lab.sampling import one_thread
     from agentpost.lab.stages import outputs, student
 
     path = out / "preflight.json"
     if not path.is_file():
+        one_thread()  # as `lab hero`/`lab scvd`: 2 threads on 2 shared cores were ~25x slower
         _, held, memo, _, _, model, tok, _ = have or student(out, cfg, backend, progress)
         t0 = time.monotonic()
         pf = run_preflight(model, tok, held, outputs(out), backend, cfg, group=group,
