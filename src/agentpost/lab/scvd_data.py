@@ -134,20 +134,22 @@ def collect(out: Path, cfg: Any, train: list[Task], backend: Backend, memo: Memo
                 pool.setdefault(ep.task_id, []).append(
                     _row(env.task, [], ep, "ftd", "lab/teacher (from scratch)", outs[ep.task_id]))  # fmt: skip
     hand_offs = len(sc)
-    sc, ftd = match(sc, pool, tok, cfg.policy.size.max_positions)
+    sc, ftd = match(sc, pool, tok, cfg.policy.size.max_positions, cfg.token_tol)
     fallback = not sc and cfg.scripted_fallback
     if fallback:
         sc, pool = _scripted_rows(train, outs, backend, memo)
-        sc, ftd = match(sc, pool, tok, cfg.policy.size.max_positions)
+        sc, ftd = match(sc, pool, tok, cfg.policy.size.max_positions, cfg.token_tol)
     if not sc:
         raise RuntimeError("D_SC is empty after matching: no hand-off the teacher finished, or "
                            "no task the teacher solved from scratch; train longer")  # fmt: skip
     n_sc = supervised_tokens(sc, tok, cfg.policy.size.max_positions)
     n_ftd = supervised_tokens(ftd, tok, cfg.policy.size.max_positions)
     stats_ = {"student_rollouts": cfg.rollouts_per_task * len(train), "outcomes": why,
-              "hand_offs_kept": hand_offs, "rows": len(sc), "tasks": len({r.meta["task_id"] for r in sc}),
+              "hand_offs_kept": hand_offs, "rows": len(sc),
+              "tasks": len({r.meta["task_id"] for r in sc}),
               "repairs": sum(_repaired(r) for r in sc),
               "supervised_tokens": {"sc": sum(n_sc), "ftd": sum(n_ftd)},
+              "token_tol": cfg.token_tol,
               "ftd_pool": {"tasks": len(pool), "rows": sum(map(len, pool.values())),
                            "attempts": len(jobs)},
               "fallback": "scripted prefixes and continuations (smoke)" if fallback else None}  # fmt: skip
