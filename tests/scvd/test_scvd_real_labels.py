@@ -113,6 +113,7 @@ def test_every_label_file_present_matches_its_hash_and_anchor(real) -> None:
     assert sum(r["batch"] == "v3-heldout" and r["split"] == "tune" for r in ROWS) == 30
     assert sum(r["batch"] == "v4-heldout" and r["split"] == "tune" for r in ROWS) == 30
     assert {r["batch"] for r in ROWS if r["split"] == "heldout"} <= {"v5-heldout"}
+    assert sum(r["batch"] == "v5-heldout" and r["split"] == "heldout" for r in ROWS) == 30
     assert not [r["path"] for r in ROWS if r["in_shared"] and r["path"] in real.missing]
     assert all(
         r["evidence"].split(":")[0] in ("state-diff", "edit-tool", "command", "none") for r in ROWS
