@@ -197,3 +197,15 @@ def test_reset_private_leaves_fresh_tmp_and_home(backend, image):
         box.reset_private()
         assert box.exec("ls -A /tmp /root").stdout == "/root:\n\n/tmp:\n"
         assert box.exec("cat /app/kept; stat -c %a /tmp").stdout == "z\n1777\n"
+
+
+@pytest.mark.parametrize("base", ["python", "python@trixie"])
+def test_the_python_bases_have_pythons_headers_as_the_python_images_do(backend, base):
+    """A python:X image ships CPython's headers, so a task's tests can build a C extension
+    (TB2's feal-differential-cryptanalysis runs ``setup.py build_ext`` against 3.13)."""
+    from agentpost.sandbox.images import ensure_base
+
+    with backend.create(SandboxSpec(image=ensure_base(backend, base))) as box:
+        where = "import sysconfig; print(sysconfig.get_paths()['include'])"
+        r = box.exec(f'test -f "$(python3 -c "{where}")/Python.h" && echo found')
+        assert r.stdout == "found\n", r

@@ -31,8 +31,18 @@ from agentpost.scvd import calibrate_io, real_labels
 from agentpost.scvd.seats import SEATS_VERSION
 
 OUT = real_labels.LABELS.parent / "real-labels-calibration.json"
-# v1-, v2-, v3-heldout: earlier held-out batches, each scored once and now tune; v4-heldout: held out
-SCOPES = ("tune", "v1-heldout", "v2-heldout", "v3-heldout", "v4-heldout", "heldout", "all")
+# v1- .. v4-heldout: earlier held-out batches, each scored once and now tune; v5-heldout: held
+# out, frozen and withheld until its one score (--score-once v5-heldout)
+SCOPES = (
+    "tune",
+    "v1-heldout",
+    "v2-heldout",
+    "v3-heldout",
+    "v4-heldout",
+    "v5-heldout",
+    "heldout",
+    "all",
+)
 PANEL = "default panel (rule seats voting)"
 
 

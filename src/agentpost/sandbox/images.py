@@ -5,11 +5,13 @@ Per release in ``SUITES`` (bookworm: Python 3.11, trixie: 3.13, bullseye: 3.9; a
 is one line): ``minimal`` is that release from ``debootstrap --variant=minbase`` against the
 Debian mirror apt already uses (its ``-updates`` and security suites in the image's sources, as
 in Debian's own images), imported with ``docker import``; ``python`` adds python3, pip, venv,
-pytest, uv, curl and CA certificates (and drops Debian's ``EXTERNALLY-MANAGED`` marker, as the
-``python:*`` images have none); ``build`` adds compilers, git, openssl, wget and tmux. A base is
-named ``KIND`` for bookworm and ``KIND@SUITE`` otherwise (``python@trixie``); ``ensure_base(backend,
-"python", suite="trixie")`` says the same. The task Dockerfiles' ``FROM`` lines are mapped onto
-these by ``sandbox.dockerfile.FROM_TABLE`` (overridable: ``load_from_table``).
+CPython's headers (``python3-dev``: a task's tests may build a C extension; the ``python:*``
+images ship them), pytest, uv, curl and CA certificates (and drops Debian's
+``EXTERNALLY-MANAGED`` marker, as the ``python:*`` images have none); ``build`` adds compilers,
+git, openssl, wget and tmux. A base is named ``KIND`` for bookworm and ``KIND@SUITE`` otherwise
+(``python@trixie``); ``ensure_base(backend, "python", suite="trixie")`` says the same. The task
+Dockerfiles' ``FROM`` lines are mapped onto these by ``sandbox.dockerfile.FROM_TABLE``
+(overridable: ``load_from_table``).
 
 Caching: each base is tagged ``agentpost-base-<kind>[-<suite>]:<hash>``, the hash covering its
 recipe and its parent's tag (``minimal``: the suite, variant, mirror and sources), so an
@@ -60,7 +62,8 @@ RECIPES: dict[str, tuple[str, str]] = {  # kind -> (parent kind, Dockerfile body
         f"COPY host-ca.crt {CA_PATH}\n"
         f"ENV PIP_CERT={CA_PATH} SSL_CERT_FILE={CA_PATH} REQUESTS_CA_BUNDLE={CA_PATH}\n"
         + _APT.format(
-            "python3 python3-pip python3-venv python-is-python3 ca-certificates curl procps"
+            "python3 python3-pip python3-venv python3-dev python-is-python3 ca-certificates"
+            " curl procps"
         )
         + "\nRUN rm -f /usr/lib/python3*/EXTERNALLY-MANAGED"
         + " && python3 -m pip install --no-cache-dir pytest uv\n",

@@ -35,7 +35,7 @@ SPLITS = ("tune", "heldout")
 # which draw a label came from: v1's tune and held-out thirds (seed 2929; the held-out third was
 # scored once, then moved into tune), the held-out batches v2, v3 (scored once, now tune) and v4
 # (data/README.md, real-labels.md)
-BATCHES = ("v1-tune", "v1-heldout", "v2-heldout", "v3-heldout", "v4-heldout")
+BATCHES = ("v1-tune", "v1-heldout", "v2-heldout", "v3-heldout", "v4-heldout", "v5-heldout")
 LABELS = Path(__file__).resolve().parent / "data" / "real-labels.jsonl"
 
 
