@@ -1,10 +1,9 @@
 """Hand labels of real trajectories (src/agentpost/scvd/data/real-labels.*, issue 29), read from
 ../shared/data, and the rule seats' accuracy on them. The labels were written by the rules in
-real-labels.md; v1's held-out third and held-out v2 and v3 were each scored once and then moved
-into tune (batches v1-heldout, v2-heldout, v3-heldout); a held-out batch is frozen before it is
-scored (v4, 30 labels, frozen and then scored once with seats/3, is the held-out split now; a
-batch frozen and not scored yet is WITHHELD: no test runs a seat on it until its one score). Labels whose files are not in ../shared are skipped by name, with the
-reason."""
+real-labels.md; v1's held-out third and held-out v2, v3 and v4 were each scored once and then
+moved into tune (batches v1-heldout .. v4-heldout); a held-out batch is frozen before it is
+scored (a batch frozen and not scored yet is WITHHELD: no test runs a seat on it until its one
+score). Labels whose files are not in ../shared are skipped by name, with the reason."""
 
 from __future__ import annotations
 
@@ -59,10 +58,9 @@ KNOWN_MISSES = {
         "django__django-15278.traj.json#0",
         "sphinx-doc__sphinx-7440.traj.json#0",
         "sphinx-doc__sphinx-7985.traj.json#0",
-    },
-    # held-out v4, frozen at d30284f and scored once with seats/3 (frozen at 42bbf8a): the 13
-    # trajectories the panel missed on either tuple, recorded after the score (data/README.md)
-    "heldout": {
+        # held-out v4, frozen at d30284f and scored once with seats/3 (frozen at 42bbf8a), then
+        # declared seen and moved into tune: the 13 trajectories the panel missed then
+        # (data/README.md classifies them)
         "astropy__astropy-7336.traj.json#0",
         "django__django-11119.traj.json#0",
         "django__django-11400.traj.json#0",
@@ -77,6 +75,7 @@ KNOWN_MISSES = {
         "sympy__sympy-20438.traj.json#0",
         "sympy__sympy-20801.traj.json#0",
     },
+    "heldout": set(),  # no held-out batch is scored at the moment
 }
 ROWS = [json.loads(x) for x in real_labels.LABELS.read_text().splitlines()]
 NOT_SHARED = "not in ../shared yet: the public source is listed in scvd/data/real-labels.md"
@@ -112,8 +111,9 @@ def test_every_label_file_present_matches_its_hash_and_anchor(real) -> None:
     assert sum(r["batch"] == "v1-heldout" and r["split"] == "tune" for r in ROWS) == 23
     assert sum(r["batch"] == "v2-heldout" and r["split"] == "tune" for r in ROWS) == 28
     assert sum(r["batch"] == "v3-heldout" and r["split"] == "tune" for r in ROWS) == 30
-    assert {r["batch"] for r in ROWS if r["split"] == "heldout"} <= {"v4-heldout"}
-    assert sum(r["batch"] == "v4-heldout" for r in ROWS) == 30
+    assert sum(r["batch"] == "v4-heldout" and r["split"] == "tune" for r in ROWS) == 30
+    assert {r["batch"] for r in ROWS if r["split"] == "heldout"} <= {"v5-heldout"}
+    assert sum(r["batch"] == "v5-heldout" and r["split"] == "heldout" for r in ROWS) == 30
     assert not [r["path"] for r in ROWS if r["in_shared"] and r["path"] in real.missing]
     assert all(
         r["evidence"].split(":")[0] in ("state-diff", "edit-tool", "command", "none") for r in ROWS
@@ -242,3 +242,45 @@ def test_the_stored_numbers_are_the_live_ones(real) -> None:
                     assert json.dumps(got[key], sort_keys=True) == json.dumps(
                         r[key], sort_keys=True
                     ), (scope, name, key)
+
+
+def test_a_frozen_unscored_heldout_batch_is_withheld_from_calibrate(tmp_path) -> None:
+    """A held-out batch with no scored_once record is left out of every calibrate run (the CLI's
+    too) until its one score names it; scored batches and tune labels are measured as before."""
+    src = SHARED / "mini-swe-agent/harbor-rfc-0001/mini-swe-agent-trajectory.json"
+    if not src.is_file():
+        pytest.skip("../shared/data is not beside the checkout")
+    root = tmp_path / "root"
+    (root / "d").mkdir(parents=True)
+    (root / "d/t.json").write_bytes(src.read_bytes())
+    (root / "d/u.json").write_bytes(src.read_bytes())
+    row = {"path": "d/t.json", "split": "heldout", "batch": "v5-heldout", "candidate_step": 0,
+           "candidate_tool_call_index": 0, "boundary_type": "clean", "verification_triggered": True,
+           "verification_outcome": "supports_pass", "anchor": "hello.txt"}  # fmt: skip
+    labels = tmp_path / "real-labels.jsonl"
+    labels.write_text(json.dumps(row) + "\n")
+    record = tmp_path / real_labels.CALIBRATION
+    record.write_text(json.dumps({"scored_once": {"v4-heldout": {}}}))
+    assert real_labels.withheld(labels) == {"v5-heldout"}
+    assert real_labels.withheld(labels, once="v5-heldout") == set()
+    with pytest.raises(InputError, match="withheld"):
+        calibrate_io.calibrate_files(labels, [], True, [root], "heldout")
+    cli = [AGENTPOST, "scvd", "calibrate", str(labels), "--heuristic", "--data-root", str(root)]
+    out = subprocess.run(cli, capture_output=True, text=True, env=ENV, cwd=ROOT)
+    assert out.returncode != 0 and "withheld" in out.stderr and "pooled" not in out.stdout
+    tune = {**row, "path": "d/u.json", "split": "tune", "batch": "v1-tune"}
+    labels.write_text(json.dumps(row) + "\n" + json.dumps(tune) + "\n")
+    doc = calibrate_io.calibrate_files(labels, [], True, [root], "all")
+    assert doc["labels"]["n"] == 1 and doc["labels"]["withheld"] == {"v5-heldout": 1}
+    once = calibrate_io.calibrate_files(labels, [], True, [root], "all", score_once="v5-heldout")
+    assert once["labels"]["n"] == 2 and once["labels"]["withheld"] == {}
+    record.write_text(json.dumps({"scored_once": {"v5-heldout": {}}}))
+    assert calibrate_io.calibrate_files(labels, [], True, [root], "heldout")["labels"]["n"] == 1
+    labels.with_name("elsewhere").mkdir()
+    moved = labels.with_name("elsewhere") / "labels.jsonl"
+    moved.write_text(labels.read_text())
+    assert real_labels.withheld(moved) == set()  # no scored_once record beside it: nothing held
+
+
+def test_the_bundled_labels_withhold_what_the_tests_withhold() -> None:
+    assert real_labels.withheld() == WITHHELD
