@@ -21,11 +21,27 @@ py="${PYTHON:-.venv/bin/python}"
 if [ "$scale" = gpu ]; then
   "$py" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else "no CUDA device: use --smoke on CPU")'
 fi
-lab() { "$py" -c 'from agentpost.cli import main; main()' lab "$@"; }
+# Every step in one Python process, separated by ";" (torch, transformers and TRL are imported
+# once: on 2 CPU cores the imports were a third of the smoke's CPU time); a step that fails
+# stops the rest with its exit status.
+lab_steps() {
+  "$py" -c '
+import sys
+from agentpost.cli import main
+steps = [[]]
+for a in sys.argv[1:]:
+    steps.append([]) if a == ";" else steps[-1].append(a)
+for argv in steps:
+    try:
+        main(argv)
+    except SystemExit as e:
+        if e.code not in (0, None):
+            raise
+' "$@"
+}
 start=$(date +%s)
-lab hero --scale "$scale" -o "$out"
-lab scvd --scale "$scale" -o "$out"
-lab results --hero "$out" --scvd "$out" -o "$out/results.json" --markdown "$out/results.md" \
+lab_steps lab hero --scale "$scale" -o "$out" ";" lab scvd --scale "$scale" -o "$out" ";" \
+  lab results --hero "$out" --scvd "$out" -o "$out/results.json" --markdown "$out/results.md" \
   --load "$(cut -d' ' -f1-3 /proc/loadavg)"
 echo "lab: $(( $(date +%s) - start )) s"
 if [ "$scale" = gpu ]; then

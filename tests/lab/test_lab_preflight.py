@@ -30,7 +30,10 @@ def test_rows_and_summary():
     assert s["paths"]["hasty"] == 0.5
     assert s["in_regime"] is False  # exposed/repaired below 0.9
     good = [dict(r, exposed=True, repaired=True) if r["y_c"] == 0 else r for r in recs]
-    assert summarise(good)["in_regime"] is True
+    assert summarise(good)["in_regime"] is False  # half the tasks in [0.4, 0.8] is not most
+    good += [_rec("c", True, 100, "direct"), _rec("c", True, 250), _rec("c", False, 70, "other"),
+             _rec("c", False, 90, "other")]  # fmt: skip
+    assert summarise(good)["share_in_regime"] == 2 / 3 and summarise(good)["in_regime"] is True
 
 
 @pytest.mark.skipif(

@@ -97,11 +97,18 @@ def test_d_sc_rows_mask_the_students_prefix_and_match_ftd_row_for_row(tasks, tmp
              for m in r.messages]  # fmt: skip
     tok = train_tokenizer(texts * 3, 400)
     pool["nope"] = pool.pop(suite[0].id)  # no FTD row left for the first task
-    kept, ftd = match(sc, pool, tok, 2048)
+    kept, ftd = match(sc, pool, tok, 2048, tol=1.0)  # rows only: no token balancing
     assert [r.meta["task_id"] for r in kept] == [r.meta["task_id"] for r in ftd]
     assert [r.meta["task_id"] for r in kept] == [t.id for t in suite[1:]]
     assert all(n > 0 for n in supervised_tokens(kept + ftd, tok, 2048))
     assert all(m["train"] for r in ftd for m in r.messages if m["role"] == "assistant")
+    from agentpost.lab.matching import imbalance
+
+    loose = imbalance(*(sum(supervised_tokens(x, tok, 2048)) for x in (kept, ftd)))
+    kept, ftd = match(sc, pool, tok, 2048)  # tokens too (lab.matching)
+    assert [r.meta["task_id"] for r in kept] == [r.meta["task_id"] for r in ftd]
+    tight = imbalance(*(sum(supervised_tokens(x, tok, 2048)) for x in (kept, ftd)))
+    assert kept and (tight <= 0.01 or tight < loose), (loose, tight)
 
 
 @needs_bwrap

@@ -31,8 +31,18 @@ from agentpost.scvd import calibrate_io, real_labels
 from agentpost.scvd.seats import SEATS_VERSION
 
 OUT = real_labels.LABELS.parent / "real-labels-calibration.json"
-# v1- .. v4-heldout: earlier held-out batches, each scored once and now tune
-SCOPES = ("tune", "v1-heldout", "v2-heldout", "v3-heldout", "v4-heldout", "heldout", "all")
+# v1- .. v4-heldout: earlier held-out batches, each scored once and now tune; v5-heldout: held
+# out, frozen and withheld until its one score (--score-once v5-heldout)
+SCOPES = (
+    "tune",
+    "v1-heldout",
+    "v2-heldout",
+    "v3-heldout",
+    "v4-heldout",
+    "v5-heldout",
+    "heldout",
+    "all",
+)
 PANEL = "default panel (rule seats voting)"
 
 
@@ -43,8 +53,9 @@ def withheld(scored_once: dict, once: str | None = None) -> set[str]:
     return frozen - set(scored_once) - {once}
 
 
-def measure(roots: list[Path], skip: set[str] = frozenset()) -> dict:
-    """One report per scope, leaving out every scope that holds a label of a ``skip`` batch."""
+def measure(roots: list[Path], skip: set[str] = frozenset(), once: str | None = None) -> dict:
+    """One report per scope, leaving out every scope that holds a label of a ``skip`` batch;
+    ``once`` is the batch scored once now (calibrate_files withholds it otherwise)."""
     out = {}
     for scope in SCOPES:
         real = real_labels.load(real_labels.LABELS, roots).only(scope)
@@ -52,7 +63,7 @@ def measure(roots: list[Path], skip: set[str] = frozenset()) -> dict:
             continue
         if real.labels:
             doc = calibrate_io.calibrate_files(
-                real_labels.LABELS, [], True, roots, scope, legacy=True
+                real_labels.LABELS, [], True, roots, scope, legacy=True, score_once=once
             )
             info = doc.pop("labels")  # its path is this machine's
             out[scope] = {**doc, "n": info["n"], "missing_files": info["missing_files"]}
@@ -119,8 +130,8 @@ def main(args: list[str]) -> None:
         "each scope = agentpost scvd calibrate real --heuristic --legacy --split SCOPE --json "
         "with --data-root ../shared/data/trajectories (shared_only) or both roots (full)",
         "rules": {**old.get("rules", {}), "seats": SEATS_VERSION},
-        "full": measure(roots, skip),
-        "shared_only": measure(roots[:1], skip),
+        "full": measure(roots, skip, once),
+        "shared_only": measure(roots[:1], skip, once),
         "scored_once": old.get("scored_once", {}),
     }
     if once is not None:

@@ -107,6 +107,7 @@ def test_every_label_file_present_matches_its_hash_and_anchor(real) -> None:
     assert sum(r["batch"] == "v3-heldout" and r["split"] == "tune" for r in ROWS) == 30
     assert sum(r["batch"] == "v4-heldout" and r["split"] == "tune" for r in ROWS) == 30
     assert {r["batch"] for r in ROWS if r["split"] == "heldout"} <= {"v5-heldout"}
+    assert sum(r["batch"] == "v5-heldout" and r["split"] == "heldout" for r in ROWS) == 30
     assert not [r["path"] for r in ROWS if r["in_shared"] and r["path"] in real.missing]
     assert all(
         r["evidence"].split(":")[0] in ("state-diff", "edit-tool", "command", "none") for r in ROWS
@@ -235,3 +236,45 @@ def test_the_stored_numbers_are_the_live_ones(real) -> None:
                     assert json.dumps(got[key], sort_keys=True) == json.dumps(
                         r[key], sort_keys=True
                     ), (scope, name, key)
+
+
+def test_a_frozen_unscored_heldout_batch_is_withheld_from_calibrate(tmp_path) -> None:
+    """A held-out batch with no scored_once record is left out of every calibrate run (the CLI's
+    too) until its one score names it; scored batches and tune labels are measured as before."""
+    src = SHARED / "mini-swe-agent/harbor-rfc-0001/mini-swe-agent-trajectory.json"
+    if not src.is_file():
+        pytest.skip("../shared/data is not beside the checkout")
+    root = tmp_path / "root"
+    (root / "d").mkdir(parents=True)
+    (root / "d/t.json").write_bytes(src.read_bytes())
+    (root / "d/u.json").write_bytes(src.read_bytes())
+    row = {"path": "d/t.json", "split": "heldout", "batch": "v5-heldout", "candidate_step": 0,
+           "candidate_tool_call_index": 0, "boundary_type": "clean", "verification_triggered": True,
+           "verification_outcome": "supports_pass", "anchor": "hello.txt"}  # fmt: skip
+    labels = tmp_path / "real-labels.jsonl"
+    labels.write_text(json.dumps(row) + "\n")
+    record = tmp_path / real_labels.CALIBRATION
+    record.write_text(json.dumps({"scored_once": {"v4-heldout": {}}}))
+    assert real_labels.withheld(labels) == {"v5-heldout"}
+    assert real_labels.withheld(labels, once="v5-heldout") == set()
+    with pytest.raises(InputError, match="withheld"):
+        calibrate_io.calibrate_files(labels, [], True, [root], "heldout")
+    cli = [AGENTPOST, "scvd", "calibrate", str(labels), "--heuristic", "--data-root", str(root)]
+    out = subprocess.run(cli, capture_output=True, text=True, env=ENV, cwd=ROOT)
+    assert out.returncode != 0 and "withheld" in out.stderr and "pooled" not in out.stdout
+    tune = {**row, "path": "d/u.json", "split": "tune", "batch": "v1-tune"}
+    labels.write_text(json.dumps(row) + "\n" + json.dumps(tune) + "\n")
+    doc = calibrate_io.calibrate_files(labels, [], True, [root], "all")
+    assert doc["labels"]["n"] == 1 and doc["labels"]["withheld"] == {"v5-heldout": 1}
+    once = calibrate_io.calibrate_files(labels, [], True, [root], "all", score_once="v5-heldout")
+    assert once["labels"]["n"] == 2 and once["labels"]["withheld"] == {}
+    record.write_text(json.dumps({"scored_once": {"v5-heldout": {}}}))
+    assert calibrate_io.calibrate_files(labels, [], True, [root], "heldout")["labels"]["n"] == 1
+    labels.with_name("elsewhere").mkdir()
+    moved = labels.with_name("elsewhere") / "labels.jsonl"
+    moved.write_text(labels.read_text())
+    assert real_labels.withheld(moved) == set()  # no scored_once record beside it: nothing held
+
+
+def test_the_bundled_labels_withhold_what_the_tests_withhold() -> None:
+    assert real_labels.withheld() == WITHHELD

@@ -118,7 +118,7 @@ def calibrate_cmd(
         str,
         typer.Option(
             help="Real labels only: tune | heldout | all, or one batch: v1-tune | v1-heldout | "
-            "v2-heldout | v3-heldout | v4-heldout."
+            "v2-heldout | v3-heldout | v4-heldout | v5-heldout."
         ),
     ] = "all",
     legacy: Annotated[

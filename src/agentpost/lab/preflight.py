@@ -16,7 +16,7 @@ rollouts per task, this measures per task:
 
 ``summarise`` gives the table's last line: ``share_in_regime`` (tasks with p in [0.4, 0.8]),
 the median cost ratio, the path shares, and the exposed / repaired shares of wrong candidates;
-``in_regime`` says whether all of: share ≥ 0.5 ("most tasks"), median ratio ≥ 1.5, exposed and
+``in_regime`` says whether all of: share > 0.5 ("most tasks": more than half), median ratio ≥ 1.5, exposed and
 repaired ≥ 0.9 of wrong candidates (thresholds of the issue; the last two are ours).
 
 Layer: edges (runs sandboxes and a torch policy).
@@ -110,7 +110,7 @@ def summarise(records: list[dict[str, Any]]) -> dict[str, Any]:
         "repaired": sum(r["repaired"] for r in wrong) / len(wrong) if wrong else math.nan,
     }
     out["in_regime"] = bool(
-        out["share_in_regime"] >= MIN_SHARE
+        out["share_in_regime"] > MIN_SHARE
         and out["median_cost_ratio"] >= MIN_RATIO
         and out["exposed"] >= MIN_WRONG
         and out["repaired"] >= MIN_WRONG
@@ -142,10 +142,12 @@ def preflight_stage(out: Path, cfg: Any, backend: Backend, group: int, progress=
               have: tuple | None = None) -> dict:  # fmt: skip
     """The pre-flight table of the SFT student (``lab.preflight``), written once to
     ``preflight.json``; ``have``: ``student``'s result when the caller already has it."""
+    from agentpost.lab.sampling import one_thread
     from agentpost.lab.stages import outputs, student
 
     path = out / "preflight.json"
     if not path.is_file():
+        one_thread()  # as `lab hero`/`lab scvd`: 2 threads on 2 shared cores were ~25x slower
         _, held, memo, _, _, model, tok, _ = have or student(out, cfg, backend, progress)
         t0 = time.monotonic()
         pf = run_preflight(model, tok, held, outputs(out), backend, cfg, group=group,

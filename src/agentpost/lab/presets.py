@@ -50,7 +50,7 @@ def scvd_config(scale: str) -> ScvdLabConfig:
     if scale == "smoke":
         return ScvdLabConfig(policy=pol, rollouts_per_task=2, ftd_samples=2, teacher_turns=3,
                              seeds=(0,), eval_samples=1, epochs=3.0, lr=5e-3, batch=2,
-                             n_boot=50, scripted_fallback=True)  # fmt: skip
+                             n_boot=50, scripted_fallback=True, token_tol=0.25)  # fmt: skip
     if scale == "gpu":
         return ScvdLabConfig(policy=pol, rollouts_per_task=2, eval_samples=8)
     return ScvdLabConfig(policy=pol)

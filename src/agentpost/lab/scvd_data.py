@@ -5,8 +5,9 @@ teacher, D_FTD from the teacher on its own, matched row for row.
 annotator finds t_c by candidate-state replay; from that replayed state and the student's own
 history the teacher continues (all hand-offs decoded in one batch); R* = 1 kept; only the
 teacher's commands are targets. D_FTD: the teacher from scratch on the same tasks, R* = 1 kept,
-every command a target; ``match`` pairs each D_SC row with an FTD row of the same task whose
-supervised token count is closest. ``ScvdLabConfig.scripted_fallback`` (smoke only) builds both
+every command a target; ``match`` pairs each D_SC row with an FTD row of the same task so that
+both sets also hold the same number of supervised tokens (``lab.matching``).
+``ScvdLabConfig.scripted_fallback`` (smoke only) builds both
 from scripted parts when a smoke-sized model finishes no hand-off.
 
 Layer: edges (torch and transformers imported inside the functions).
@@ -132,20 +133,23 @@ def collect(out: Path, cfg: Any, train: list[Task], backend: Backend, memo: Memo
             if ep.resolved:
                 pool.setdefault(ep.task_id, []).append(
                     _row(env.task, [], ep, "ftd", "lab/teacher (from scratch)", outs[ep.task_id]))  # fmt: skip
-    sc, ftd = match(sc, pool, tok, cfg.policy.size.max_positions)
+    hand_offs = len(sc)
+    sc, ftd = match(sc, pool, tok, cfg.policy.size.max_positions, cfg.token_tol)
     fallback = not sc and cfg.scripted_fallback
     if fallback:
         sc, pool = _scripted_rows(train, outs, backend, memo)
-        sc, ftd = match(sc, pool, tok, cfg.policy.size.max_positions)
+        sc, ftd = match(sc, pool, tok, cfg.policy.size.max_positions, cfg.token_tol)
     if not sc:
         raise RuntimeError("D_SC is empty after matching: no hand-off the teacher finished, or "
                            "no task the teacher solved from scratch; train longer")  # fmt: skip
     n_sc = supervised_tokens(sc, tok, cfg.policy.size.max_positions)
     n_ftd = supervised_tokens(ftd, tok, cfg.policy.size.max_positions)
     stats_ = {"student_rollouts": cfg.rollouts_per_task * len(train), "outcomes": why,
-              "rows": len(sc), "tasks": len({r.meta["task_id"] for r in sc}),
+              "hand_offs_kept": hand_offs, "rows": len(sc),
+              "tasks": len({r.meta["task_id"] for r in sc}),
               "repairs": sum(_repaired(r) for r in sc),
               "supervised_tokens": {"sc": sum(n_sc), "ftd": sum(n_ftd)},
+              "token_tol": cfg.token_tol,
               "ftd_pool": {"tasks": len(pool), "rows": sum(map(len, pool.values())),
                            "attempts": len(jobs)},
               "fallback": "scripted prefixes and continuations (smoke)" if fallback else None}  # fmt: skip
@@ -182,19 +186,19 @@ def _repaired(row: SFTRow) -> bool:
     return any(writes(c, row.meta["out"]) for c in post)
 
 
-def match(sc: list[SFTRow], pool: dict[str, list[SFTRow]], tok: Any, max_length: int):
-    """Row-for-row matching: each D_SC row gets an FTD row of the same task (without
-    replacement) whose supervised token count is closest to its own; D_SC rows of a task with
-    no FTD row left are dropped (the intersection, as the paper's task- and size-matching)."""
-    left = {t: list(zip(rows, supervised_tokens(rows, tok, max_length), strict=True))
-            for t, rows in pool.items()}  # fmt: skip
+def match(sc: list[SFTRow], pool: dict[str, list[SFTRow]], tok: Any, max_length: int,
+          tol: float = 0.01):  # fmt: skip
+    """D_SC and D_FTD matched in tasks, rows and supervised tokens (``lab.matching.assign``):
+    each kept D_SC row gets one FTD row of the same task (without replacement), and the two
+    totals of supervised tokens differ by at most ``tol`` of the larger where the pool allows;
+    D_SC rows of a task with no FTD row left, or dropped to balance the totals, are left out
+    (the intersection, as the paper's task- and size-matching)."""
+    from agentpost.lab.matching import assign
+
+    counts = {t: supervised_tokens(rows, tok, max_length) for t, rows in pool.items()}
     sc_n = supervised_tokens(sc, tok, max_length) if sc else []
-    out_sc, out_ftd = [], []
-    for row, n in zip(sc, sc_n, strict=True):
-        cands = left.get(row.meta["task_id"]) or []
-        if not cands:
-            continue
-        j = min(range(len(cands)), key=lambda i: abs(cands[i][1] - n))
-        out_sc.append(row)
-        out_ftd.append(cands.pop(j)[0])
+    keys = [(r.meta["task_id"], n) for r, n in zip(sc, sc_n, strict=True)]
+    pick = assign(keys, counts, tol)
+    out_sc = [r for r, j in zip(sc, pick, strict=True) if j is not None]
+    out_ftd = [pool[r.meta["task_id"]][j] for r, j in zip(sc, pick, strict=True) if j is not None]
     return out_sc, out_ftd

@@ -80,6 +80,9 @@ class ScvdLabConfig:
     batch: int = 16
     temperature: float = 1.0
     n_boot: int = RESAMPLES
+    # D_SC / D_FTD supervised-token totals matched within this share of the larger
+    # (``lab.matching``); the smoke's three scripted pairs would be cut to one at 1%
+    token_tol: float = 0.01
     # smoke only: a smoke-sized model finishes no hand-off, so D_SC/D_FTD would be empty and the
     # fine-tunes untested; then they are built from scripted prefixes and the scripted verified
     # continuation instead, and the document says so (``data.fallback``)
@@ -98,6 +101,7 @@ class ScvdLabConfig:
             "batch": (at_least(self.batch, 1), "at least 1"),
             "temperature": (self.temperature >= 0, ">= 0 (0: greedy)"),
             "n_boot": (at_least(self.n_boot, 1), "at least 1"),
+            "token_tol": (0 <= self.token_tol <= 1, "between 0 and 1"),
         })  # fmt: skip
 
 

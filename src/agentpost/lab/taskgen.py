@@ -7,7 +7,12 @@ behaviours the papers study:
   commands do (absolute paths, the word in single quotes, fields and values in double quotes);
 - there are short and long correct paths (solve at once; or explore, solve, check, submit);
 - a plausible wrong candidate (case-insensitive match, header kept, substring match) passes a
-  glance but fails the hidden test, and the task's ``check`` command reveals it.
+  glance but fails the hidden test, and the task's ``check`` command reveals it: every family's
+  check recomputes the answer by the task's exact rule and diffs it against the output file, so
+  it exposes *any* wrong output (a slip of the policy's own, e.g. a miscopied field, as well as
+  the scripted wrong candidate). Measured: the earlier column check (header absent) and filter
+  check (no row without the value) let 22 of 137 wrong candidates of the SFT policy pass
+  (pre-flight exposed 0.839): a miscopied column or an empty row set looked fine to them.
 
 With ``one_slot`` (what the lab's experiments use) file and output names are fixed per family
 and one parameter is read from the instruction (the word, the field or the value): a ~1M-parameter
@@ -168,14 +173,14 @@ def _commands(family: str, p: dict[str, str]) -> dict[str, object]:
         return {
             "oracle": f"awk -F, '{find};next}}{{print $c}}' {f} > {out}",
             "wrong": f"awk -F, '{find}}}{{print $c}}' {f} > {out}",
-            "check": f"! grep -qx '{p['field']}' {out} && head -3 {out}",
+            "check": f"awk -F, '{find};next}}{{print $c}}' {f} | diff - {out}",
             "explore": ["ls", f"head -3 {f}", f"wc -l {f}"],
         }
     v = p["value"]
     return {
         "oracle": f"{{ head -n 1 {f}; grep -w '{v}' {f}; }} > {out}",
         "wrong": f"{{ head -n 1 {f}; grep '{v}' {f}; }} > {out}",
-        "check": f"! tail -n +2 {out} | grep -vw '{v}'",
+        "check": f"{{ head -n 1 {f}; grep -w '{v}' {f}; }} | diff - {out}",
         "explore": ["ls", f"head -3 {f}", f"wc -l {f}"],
     }
 

@@ -176,14 +176,27 @@ def calibrate_files(
     roots: list[Path] | None = None,
     split: str | None = None,
     legacy: bool = False,
+    score_once: str | None = None,
 ) -> dict:
     """Score judges against labels: files of annotations, and with ``heuristic_judges`` the
     default panel's rule seats run on the labelled trajectories. A real-label file
-    (``real_labels``) reads its trajectories from ``roots``; ``split`` keeps one split."""
+    (``real_labels``) reads its trajectories from ``roots``; ``split`` keeps one split. Labels of
+    a held-out batch frozen but not scored yet are withheld (left out, counted in
+    ``labels.withheld``), except the batch ``score_once`` names (its one score)."""
     missing: list[str] = []
+    held: dict[str, int] = {}
     if is_real_labels(labels_path):
         real = real_labels.load(labels_path, roots or real_labels.default_roots()).only(split)
+        hold = real_labels.withheld(labels_path, score_once)
+        for c in real.labels:
+            if real.batches.get(c) in hold:
+                held[real.batches[c]] = held.get(real.batches[c], 0) + 1
+        real = real.without(hold)
         labels, orders, trajs, missing = real.labels, real.orders, real.trajs, real.missing
+        if not labels and held:
+            raise InputError(labels_path, None, f"{', '.join(sorted(held))}: frozen held-out labels, "
+                             "not scored yet, are withheld until their one score "
+                             "(tests/scvd/make_real_labels_calibration.py --score-once BATCH)")  # fmt: skip
         if not labels:
             raise InputError(labels_path, None, f"no labelled trajectory found under {roots or 'the default data roots'}"
                              " (give --data-root, e.g. ../shared/data/trajectories)")  # fmt: skip
@@ -225,5 +238,5 @@ def calibrate_files(
         doc["panels"][name]["agreement"] = stats
     doc["seats"] = {name: kinds.get(name, "unknown") for name in judges}
     doc["labels"] = {"path": str(labels_path), "n": len(labels), "split": split or "all",
-                     "missing_files": len(missing)}  # fmt: skip
+                     "missing_files": len(missing), "withheld": held}  # fmt: skip
     return doc

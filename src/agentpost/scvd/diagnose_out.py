@@ -144,6 +144,8 @@ def calibration_text(doc: dict[str, Any]) -> str:
     extra = f", split {lab['split']}" if lab.get("split", "all") != "all" else ""
     if lab.get("missing_files"):
         extra += f"; {lab['missing_files']} labelled files not found under the data roots, skipped"
+    for batch, n in sorted((lab.get("withheld") or {}).items()):
+        extra += f"; {n} labels of {batch} withheld (held out, not scored yet)"
     out = [
         f"labels: {lab['path']} ({lab['n']} trajectories, {3 * lab['n']} pooled decisions{extra})",
         "",

@@ -14,6 +14,10 @@ naming the file and line; so is a file whose content no longer has the label's s
 label whose anchor is not in its boundary call. A label whose file is in no root is skipped and
 counted (``RealLabels.missing``), so a checkout without ``shared/`` still runs what it has.
 
+A held-out batch that is frozen but not scored yet (no ``scored_once`` entry in the
+``real-labels-calibration.json`` beside the label file) is withheld (``withheld``): nothing may
+measure it before its one score, so that nobody tuning rules sees it by accident.
+
 Layer: io.
 """
 
@@ -34,9 +38,29 @@ from agentpost.trajectory.model import Trajectory
 SPLITS = ("tune", "heldout")
 # which draw a label came from: v1's tune and held-out thirds (seed 2929; the held-out third was
 # scored once, then moved into tune), the held-out batches v2, v3 (scored once, now tune) and v4
-# (data/README.md, real-labels.md)
-BATCHES = ("v1-tune", "v1-heldout", "v2-heldout", "v3-heldout", "v4-heldout")
+# and v4 (scored once, now tune), v5 (held out; data/README.md, real-labels.md)
+BATCHES = ("v1-tune", "v1-heldout", "v2-heldout", "v3-heldout", "v4-heldout", "v5-heldout")
 LABELS = Path(__file__).resolve().parent / "data" / "real-labels.jsonl"
+CALIBRATION = "real-labels-calibration.json"  # beside a label file: its scored_once record
+
+
+def withheld(path: Path = LABELS, once: str | None = None) -> set[str]:
+    """The held-out batches of ``path`` frozen but not scored yet: ``split: heldout`` batches with
+    no ``scored_once`` entry in the ``CALIBRATION`` file beside ``path``, less ``once`` (the batch
+    being scored once now). A label file with no such record withholds nothing."""
+    record = Path(path).parent / CALIBRATION
+    if not record.is_file():
+        return set()
+    try:
+        scored = set(json.loads(record.read_text(encoding="utf-8")).get("scored_once", {}))
+    except (ValueError, AttributeError):
+        raise InputError(record, "scored_once", "not a JSON object with scored_once") from None
+    frozen = set()
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        row = json.loads(line) if line.strip() else {}
+        if isinstance(row, dict) and row.get("split") == "heldout" and row.get("batch"):
+            frozen.add(row["batch"])
+    return frozen - scored - {once}
 
 
 @dataclass
@@ -54,6 +78,14 @@ class RealLabels:
         if split in (None, "all"):
             return self
         keep = [c for c, s in self.splits.items() if split in (s, self.batches.get(c))]
+        return RealLabels({c: self.labels[c] for c in keep}, {c: self.orders[c] for c in keep},
+                          {c: self.trajs[c] for c in keep}, {c: self.splits[c] for c in keep},
+                          {c: self.batches[c] for c in keep if c in self.batches},
+                          {c: self.rows[c] for c in keep}, list(self.missing))  # fmt: skip
+
+    def without(self, batches: set[str]) -> RealLabels:
+        """These labels less those of ``batches``."""
+        keep = [c for c in self.labels if self.batches.get(c) not in batches]
         return RealLabels({c: self.labels[c] for c in keep}, {c: self.orders[c] for c in keep},
                           {c: self.trajs[c] for c in keep}, {c: self.splits[c] for c in keep},
                           {c: self.batches[c] for c in keep if c in self.batches},
