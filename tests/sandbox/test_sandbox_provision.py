@@ -155,7 +155,7 @@ def test_provisioning_step_runs_the_helper_as_root_and_gives_the_user_back():
     assert lines[2] == "USER root" and lines[-1] == "USER agent"
     assert lines[3].startswith(f"COPY {CONTEXT_DIR} ")
     env = [ln for ln in lines if ln.startswith("ENV ")][0]
-    for key in ("PIP_NO_INDEX", "UV_OFFLINE", "UV_CACHE_DIR", "npm_config_offline"):
+    for key in ("PIP_INDEX_URL", "UV_OFFLINE", "UV_CACHE_DIR", "npm_config_offline"):
         assert f"{key}={RUNTIME_ENV[key]}" in env
     assert json.loads(needs_json(needs))["uv_version"] == "0.9.5"
     assert last_user("FROM a\nUSER x\nFROM b\nRUN true\n") is None

@@ -125,3 +125,28 @@ def test_a_scripted_agent_installs_offline_what_the_solution_installs(docker, tm
     }  # fmt: skip
     lines = (tmp_path / "run" / "trajectories.jsonl").read_text()
     assert "apt-get install" in lines and "file:/opt/agentpost/apt" in lines
+
+
+@pytest.mark.timeout(1200)
+def test_pip_installs_from_an_index_the_sandbox_itself_serves(docker):
+    """TB2's pypi-server: the solution runs a PyPI server on localhost:8080 and the tests
+    ``pip install --index-url http://localhost:8080/simple vectorops``; the offline pip config
+    must not hide that index (``PIP_NO_INDEX`` did), while served wheels still install."""
+    from agentpost.sandbox.base import SandboxSpec
+    from agentpost.tasks.images import ensure_image
+
+    tag = ensure_image(load_task(SHAPES / "solve-installs"), docker)
+    with docker.create(SandboxSpec(image=tag, writable_root=True)) as box:
+        # Debian's own setuptools wheel (not the version served offline) on a local index
+        local = (
+            "set -e; whl=$(ls /usr/share/python-wheels/setuptools-*.whl); "
+            "v=$(basename $whl | cut -d- -f2); mkdir -p /tmp/idx/simple/setuptools; "
+            "cp $whl /tmp/idx/simple/setuptools/; cd /tmp/idx; "
+            "python3 -m http.server 8080 >/dev/null 2>&1 & sleep 2; "
+            "python3 -m pip install --index-url http://localhost:8080/simple setuptools==$v"
+        )
+        r = box.exec(local, user="0", timeout_s=120)
+        assert r.exit_code == 0 and "Successfully installed setuptools" in r.stdout, r
+        r = box.exec("python3 -m pip install --force-reinstall wheel", user="0", timeout_s=120)
+        assert r.exit_code == 0 and " wheel-" in r.stdout.split("Successfully installed")[-1], r
+        assert "ignored" not in r.stdout + r.stderr, r  # the served wheel is on the local index

@@ -15,7 +15,9 @@ commands are found by pattern, a line continuation joined, quotes and list comma
 - download wheels for ``pip install`` / ``uv pip install`` / ``uv run --with`` requirements for
   the interpreter that will install them (``python3.X -m pip``, ``--python 3.X``), building
   sdists into wheels where it can, into ``/opt/agentpost/wheels``, which pip and uv use as their
-  only index (``PIP_NO_INDEX``, ``PIP_FIND_LINKS``, ``UV_OFFLINE``, ``UV_FIND_LINKS``);
+  index (``PIP_INDEX_URL``: a local index of them; ``PIP_FIND_LINKS``, ``UV_OFFLINE``,
+  ``UV_FIND_LINKS``; pip still uses an index a command names that the sandbox itself serves,
+  e.g. a PyPI server the task runs on localhost, where ``PIP_NO_INDEX`` would have hidden it);
 - replay each ``uvx`` (``uv tool run``) with its ``-p``/``--with``/``--from`` and the tool's
   ``--version``, and ``uv init`` + ``uv add``, into uv's cache
   (``UV_CACHE_DIR=/opt/agentpost/uv-cache``): uv then resolves, and reuses the tool environment,
@@ -47,7 +49,8 @@ REPORT = f"{HELPER_DIR}/report.json"
 CONTEXT_DIR = ".agentpost-provision"  # in the build context: the helper and needs.json
 
 RUNTIME_ENV = {
-    "PIP_NO_INDEX": "1",
+    "PIP_INDEX_URL": f"file://{ROOT}/pip-index",  # the wheels' own index, not no-index:
+    "PIP_RETRIES": "0",  # a command's --index-url on localhost still works; others fail fast
     "PIP_FIND_LINKS": WHEELS,
     "PIP_DISABLE_PIP_VERSION_CHECK": "1",
     "UV_OFFLINE": "1",

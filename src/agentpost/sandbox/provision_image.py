@@ -40,6 +40,7 @@ from provision_apt import each, provision_apt, run, why  # beside this file in t
 
 ROOT = "/opt/agentpost"
 WHEELS = ROOT + "/wheels"
+PIP_INDEX = ROOT + "/pip-index"  # a PEP 503 index of WHEELS: pip's default index, offline
 UV_CACHE = ROOT + "/uv-cache"
 NPM_CACHE = ROOT + "/npm-cache"
 REPORT = ROOT + "/provision/report.json"
@@ -78,6 +79,24 @@ def provision_pip(needs, report):
             if rc != 0:
                 report["notes"].append(f"sdist {name} kept unbuilt: {why(out)}")
     report["served"]["wheels"] = len([n for n in os.listdir(WHEELS) if n.endswith(".whl")])
+    write_index(WHEELS, PIP_INDEX)
+
+
+def write_index(wheels, index):
+    """A PEP 503 simple index of the files in ``wheels``: pip's index (not ``no-index``), so a
+    command's own ``--index-url`` (a server the task runs on localhost) is still used."""
+    projects = {}
+    for name in sorted(os.listdir(wheels)):
+        if name.endswith((".whl", ".tar.gz", ".zip")):
+            stem = name.split("-")[0] if name.endswith(".whl") else name.rsplit("-", 1)[0]
+            project = re.sub(r"[-_.]+", "-", stem).lower()
+            projects.setdefault(project, []).append(name)
+    for project, files in projects.items():
+        os.makedirs(os.path.join(index, project), exist_ok=True)
+        links = "".join(f'<a href="file://{wheels}/{n}">{n}</a>\n' for n in files)
+        with open(os.path.join(index, project, "index.html"), "w") as f:
+            f.write(f"<!DOCTYPE html>\n<html><body>\n{links}</body></html>\n")
+    open_up(index)
 
 
 def provision_uv(needs, report):
@@ -156,7 +175,7 @@ def main(path):
         os.makedirs(d, exist_ok=True)
         open_up(d)
     with open("/etc/pip.conf", "w") as f:  # last: the steps above still use the index
-        f.write(f"[global]\nno-index = true\nfind-links = {WHEELS}\n")
+        f.write(f"[global]\nindex-url = file://{PIP_INDEX}\nfind-links = {WHEELS}\nretries = 0\n")
     with open(REPORT, "w") as f:
         json.dump(report, f, indent=1, sort_keys=True)
     for item in report["unservable"]:
