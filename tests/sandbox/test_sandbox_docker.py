@@ -209,3 +209,25 @@ def test_the_python_bases_have_pythons_headers_as_the_python_images_do(backend, 
         where = "import sysconfig; print(sysconfig.get_paths()['include'])"
         r = box.exec(f'test -f "$(python3 -c "{where}")/Python.h" && echo found')
         assert r.stdout == "found\n", r
+
+
+@pytest.mark.parametrize("base", ["python", "python@trixie"])
+def test_pip_can_upgrade_pip_setuptools_and_wheel_in_the_python_bases(backend, base):
+    """``pip install --upgrade pip==X`` (TB2's pypi-server Dockerfile, rstan-to-pystan's solution)
+    works in a python:X image; a dpkg-installed pip has no RECORD, so pip cannot replace it."""
+    from agentpost.sandbox.images import ensure_base
+
+    spec = SandboxSpec(image=ensure_base(backend, base), writable_root=True)
+    with backend.create(spec) as box:
+        owned = """import importlib.metadata as m
+for name in ("pip", "setuptools", "wheel"):
+    try:
+        print(name, bool(m.files(name)))  # None: no RECORD, pip cannot uninstall it
+    except m.PackageNotFoundError:
+        pass
+"""
+        r = box.exec(["python3", "-c", owned])
+        assert r.exit_code == 0 and "False" not in r.stdout, r
+        wheels = "--no-index --find-links /usr/share/python-wheels --force-reinstall pip"
+        r = box.exec(f"python3 -m pip install {wheels} && pip --version", user="0")
+        assert r.exit_code == 0 and "/usr/local/" in r.stdout, r

@@ -113,6 +113,25 @@ def test_a_package_trixie_dropped_is_installed_as_what_it_pulled_in():
     assert "libgl1-mesa-glx libgl1-mesa-glx-dev" in same.text  # bookworm still has it
 
 
+def test_an_ubuntu_version_pin_is_served_by_the_debian_release_and_said():
+    """TB2's overfull-hbox: ``FROM ubuntu:24.04`` + ``apt-get install texlive-latex-base=2023...``
+    (Ubuntu's version: Debian never has it, the build failed); Debian's own pins stay."""
+    text = (
+        "FROM ubuntu:24.04\nRUN apt-get update && \\\n"
+        "    apt-get install -y --no-install-recommends texlive-latex-base=2023.20240207-1 \\\n"
+        "    gcc=4:13.2.0-7ubuntu1 && echo a=1 && pip install x==1.0\n"
+        "ENV v=1\nRUN echo b=2\n"
+    )
+    rw = rewrite(text, FROM_TABLE, TAGS)
+    lines = rw.text.splitlines()
+    assert lines[2] == "    apt-get install -y --no-install-recommends texlive-latex-base \\"
+    assert lines[3] == "    gcc && echo a=1 && pip install x==1.0"
+    assert lines[4:] == ["ENV v=1", "RUN echo b=2"]
+    assert "Ubuntu's texlive-latex-base=2023.20240207-1: this release's version" in rw.notes[1]
+    debian = text.replace("ubuntu:24.04", "debian:13.0-slim")
+    assert "texlive-latex-base=2023.20240207-1" in rewrite(debian, FROM_TABLE, TAGS).text
+
+
 def test_rewrite_gives_back_the_mapped_images_workdir():
     """The t-bench base sets WORKDIR /app: a relative COPY must land there, not in /."""
     text = "FROM ghcr.io/laude-institute/t-bench/python-3-13:20250620\nCOPY x ./\n"

@@ -2,8 +2,8 @@
 ../shared/data, and the rule seats' accuracy on them. The labels were written by the rules in
 real-labels.md; v1's held-out third and held-out v2, v3 and v4 were each scored once and then
 moved into tune (batches v1-heldout .. v4-heldout); a held-out batch is frozen before it is
-scored (a batch frozen and not scored yet is WITHHELD: no test runs a seat on it until its one
-score). Labels whose files are not in ../shared are skipped by name, with the reason."""
+scored (v5, 30 labels, frozen and then scored once with seats/4, is the held-out split now; a
+batch frozen and not scored yet is WITHHELD: no test runs a seat on it until its one score). Labels whose files are not in ../shared are skipped by name, with the reason."""
 
 from __future__ import annotations
 
@@ -45,9 +45,12 @@ KNOWN_MISSES = {
         "pytest-dev__pytest-5840.traj.json#0",
         "pytest-dev__pytest-7236.traj.json#0",
         "scikit-learn__scikit-learn-14053.traj.json#0",
-        "scikit-learn__scikit-learn-14087.traj.json#0",
         "sphinx-doc__sphinx-10323.traj.json#0",
         "sphinx-doc__sphinx-8475.traj.json#0",
+        # right with seats/3 only by chance: a probe of namedtuple read as the exposed error; with
+        # seats/4 the probe says nothing and the real exposure ("NamedTuple Failed: ...", exit 0)
+        # is read by the narration seat alone
+        "django__django-12050.traj.json#0",
         # held-out v3, frozen at 5f7c24e and scored once (seats/2), then declared seen and moved
         # into tune: 6 of the 13 it missed then are still missed with seats/3 (data/README.md;
         # 14311, 13089, 13236, 6202, 12262, 24970 and 18763 are fixed as classes, as is v2's
@@ -59,23 +62,28 @@ KNOWN_MISSES = {
         "sphinx-doc__sphinx-7440.traj.json#0",
         "sphinx-doc__sphinx-7985.traj.json#0",
         # held-out v4, frozen at d30284f and scored once with seats/3 (frozen at 42bbf8a), then
-        # declared seen and moved into tune: the 13 trajectories the panel missed then
-        # (data/README.md classifies them)
+        # declared seen and moved into tune: 3 of the 13 it missed then are still missed with
+        # seats/4 (data/README.md; the other 10 and v2's scikit-learn-14087 are fixed as classes:
+        # test_scvd_seat_gaps_v4.py)
         "astropy__astropy-7336.traj.json#0",
-        "django__django-11119.traj.json#0",
-        "django__django-11400.traj.json#0",
-        "django__django-12193.traj.json#0",
-        "django__django-14500.traj.json#0",
         "matplotlib__matplotlib-23299.traj.json#0",
-        "psf__requests-1921.traj.json#0",
-        "scikit-learn__scikit-learn-15100.traj.json#0",
         "sphinx-doc__sphinx-8269.traj.json#0",
-        "sphinx-doc__sphinx-9673.traj.json#0",
-        "sympy__sympy-12481.traj.json#0",
-        "sympy__sympy-20438.traj.json#0",
-        "sympy__sympy-20801.traj.json#0",
     },
-    "heldout": set(),  # no held-out batch is scored at the moment
+    # held-out v5, frozen at 6bf728c and scored once with seats/4 (frozen at 2d37738, landed
+    # 1e3ae9e before any v5 label or trajectory was read): the 10 trajectories the panel missed on
+    # either tuple, recorded after the score (data/README.md classifies them)
+    "heldout": {
+        "django__django-12125.traj.json#0",
+        "django__django-12754.traj.json#0",
+        "django__django-13363.traj.json#0",
+        "django__django-15569.traj.json#0",
+        "matplotlib__matplotlib-22871.traj.json#0",
+        "matplotlib__matplotlib-23314.traj.json#0",
+        "matplotlib__matplotlib-26291.traj.json#0",
+        "sphinx-doc__sphinx-8056.traj.json#0",
+        "sympy__sympy-12489.traj.json#0",
+        "sympy__sympy-22714.traj.json#0",
+    },
 }
 ROWS = [json.loads(x) for x in real_labels.LABELS.read_text().splitlines()]
 NOT_SHARED = "not in ../shared yet: the public source is listed in scvd/data/real-labels.md"

@@ -44,3 +44,17 @@ def test_a_built_image_is_reused(tmp_path: Path) -> None:
     t0 = time.monotonic()
     assert ensure_image(task, backend) == tag
     assert time.monotonic() - t0 < 5  # one `docker image inspect`, no build
+
+
+def test_an_ubuntu_pin_the_build_drops_is_named_by_tasks_check(tmp_path: Path, docker) -> None:
+    """TB2's overfull-hbox pins Ubuntu's texlive version; the build serves Debian's, and says so
+    (before the image is built, too)."""
+    from agentpost.tasks.images import unservable
+
+    root = tmp_path / "ubuntu-pin"
+    shutil.copytree(FIXTURES / "harbor-shapes" / "py313-verifier", root)
+    (root / "environment" / "Dockerfile").write_text(
+        "FROM ubuntu:24.04\nRUN apt-get update && apt-get install -y bc=1.07.1-3ubuntu4\n"
+    )
+    notes = [u["why"] for u in unservable(load_task(root), docker)]
+    assert "Dockerfile: Ubuntu's bc=1.07.1-3ubuntu4: this release's version of bc served" in notes

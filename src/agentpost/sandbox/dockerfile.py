@@ -22,7 +22,8 @@ original image set and the base lacks (its ``WORKDIR``, ``ENV``, ``USER``):
 | ``alpine:*``, ``nvidia/cuda:*`` | unsupported | musl/apk: no Alpine mirror; CUDA: no NVIDIA registry or GPU |
 
 Departures, said plainly: an ``ubuntu:24.04`` task gets Debian trixie's userland, not Ubuntu's
-(an Ubuntu-only package or an Ubuntu version pin cannot be served; ``tasks check`` names them);
+(an Ubuntu-only package cannot be served, ``tasks check`` names it; an Ubuntu version pin in
+a Dockerfile's ``apt-get install pkg=VERSION`` is dropped, the release's version served, said);
 ``python:3.13-slim-bookworm`` gets trixie, since bookworm has no Python 3.13 (Python lives in
 ``/usr/bin``, not ``/usr/local/bin``); ``add-apt-repository ppa:...`` is replaced by ``true``
 (Launchpad is not reachable), so the packages the PPA would give come from Debian when it has
@@ -101,6 +102,35 @@ DROPPED: dict[str, dict[str, str]] = {
 }
 
 
+_PIN = re.compile(r"^([a-z0-9][a-z0-9+.-]+)=(\d[\w.+:~-]*)$")  # apt's name=version
+_SEP = re.compile(r"(\s+|&&|\|\||;|\|)")
+
+
+def _unpin(line: str, state: dict, notes: list[str]) -> str:
+    """``line`` of an Ubuntu stage with the version pins of ``apt(-get) install`` dropped (an
+    Ubuntu version is never in Debian). ``state`` carries the instruction across continuation
+    lines: ``run`` (inside a RUN), ``words`` (the current command's words so far)."""
+    if not state.get("cont"):
+        state["run"] = bool(re.match(r"\s*RUN\b", line, re.I))
+        state["words"] = []
+    state["cont"] = line.rstrip().endswith("\\")
+    if not state["run"]:
+        return line
+    out = []
+    for tok in _SEP.split(line):
+        if tok in ("&&", "||", ";", "|"):
+            state["words"] = []
+        elif tok.strip():
+            words = state["words"]
+            pin = _PIN.match(tok)
+            if pin and "install" in words and {"apt-get", "apt"} & set(words):
+                notes.append(f"Ubuntu's {tok}: this release's version of {pin.group(1)} served")
+                tok = pin.group(1)
+            words.append(tok)
+        out.append(tok)
+    return "".join(out)
+
+
 class DockerfileError(ValueError):
     """A Dockerfile this machine cannot build offline (the message says which line and why)."""
 
@@ -166,12 +196,18 @@ def rewrite(text: str, table: dict[str, str], base_tags) -> Rewrite:
     helpers: dict[str, str] = {}  # stage name -> its lines, put before the first FROM
     first_base = None
     dropped: dict[str, str] = {}
+    ubuntu = False  # the stage is an Ubuntu image's: its apt version pins cannot be served
+    ubuntu_stages: dict[str, bool] = {}
+    apt: dict = {}
     for line in text.splitlines():
         m = _FROM.match(line)
         extra: list[str] = []
         if m:
             head, flags, image, rest = m.groups()
             alias = re.search(r"\bAS\s+(\S+)", rest, re.I)
+            ubuntu = ubuntu_stages.get(image.lower(), image.lower().startswith("ubuntu"))
+            if alias:
+                ubuntu_stages[alias.group(1).lower()] = ubuntu
             if image.lower() not in stages:
                 name, extra = split_target(map_from(image, table))
                 release = name.partition("@")[2] if is_base(name) else ""
@@ -194,6 +230,8 @@ def rewrite(text: str, table: dict[str, str], base_tags) -> Rewrite:
             if re.search(pattern, line):
                 line = re.sub(pattern, new, line)
                 out.notes.append(f"{old} is gone from this release: installs {new} instead")
+        if ubuntu:
+            line = _unpin(line, apt, out.notes)
         for ppa in _PPA.findall(line):
             out.notes.append(
                 f"{ppa} cannot be served (no Launchpad); its packages come from Debian"

@@ -6,8 +6,9 @@ is one line): ``minimal`` is that release from ``debootstrap --variant=minbase``
 Debian mirror apt already uses (its ``-updates`` and security suites in the image's sources, as
 in Debian's own images), imported with ``docker import``; ``python`` adds python3, pip, venv,
 CPython's headers (``python3-dev``: a task's tests may build a C extension; the ``python:*``
-images ship them), pytest, uv, curl and CA certificates (and drops Debian's
-``EXTERNALLY-MANAGED`` marker, as the ``python:*`` images have none); ``build`` adds compilers,
+images ship them), pytest, uv, curl and CA certificates, and pip, setuptools and wheel in
+``/usr/local`` that pip can upgrade (Debian's own have no ``RECORD``), and drops Debian's
+``EXTERNALLY-MANAGED`` marker, as the ``python:*`` images have none; ``build`` adds compilers,
 git, openssl, wget and tmux. A base is named ``KIND`` for bookworm and ``KIND@SUITE`` otherwise
 (``python@trixie``); ``ensure_base(backend, "python", suite="trixie")`` says the same. The task
 Dockerfiles' ``FROM`` lines are mapped onto these by ``sandbox.dockerfile.FROM_TABLE``
@@ -66,6 +67,9 @@ RECIPES: dict[str, tuple[str, str]] = {  # kind -> (parent kind, Dockerfile body
             " curl procps"
         )
         + "\nRUN rm -f /usr/lib/python3*/EXTERNALLY-MANAGED"
+        # pip, setuptools and wheel of their own in /usr/local, as the python:* images have: a
+        # dpkg-installed one has no RECORD, so `pip install --upgrade pip` could not replace it
+        + " && python3 -m pip install --no-cache-dir --ignore-installed pip setuptools wheel"
         + " && python3 -m pip install --no-cache-dir pytest uv\n",
     ),
     "build": (

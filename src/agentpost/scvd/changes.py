@@ -32,7 +32,15 @@ the removed code) is a change, not a cosmetic edit; an edit that only adds impor
 whose replacement is its pattern less a ``print``/``DEBUG`` call removes instrumentation
 (``debug``); a ``sed -i s...`` whose pattern the next read of the file still shows, literally, with
 no trace of the replacement did not apply; a Python script run that writes the target and ends
-in its traceback with a non-zero exit did not apply. Departure from a full shell parser: commands are read by ``shell``'s segment reader;
+in its traceback with a non-zero exit did not apply.
+
+Rules added in seats/4 (issue 29, classes held-out v4 showed): a print behind a one-line guard
+(``if x: print(...)``) is a debug line; ``sed -i '/pat/a \\    print(...)'`` (a space before the
+backslash) is read like ``a\\``; after a one-line debug insertion ``sed -i 'Na\\'`` (or ``'Ni\\'``),
+a ``sed -i 'Md'`` of the same file that deletes exactly that line (M = N+1, or N), with no other
+change of the file between, removes instrumentation (``debug``), not a candidate.
+
+Departure from a full shell parser: commands are read by ``shell``'s segment reader;
 what it cannot read changes nothing.
 
 Layer: pure.
@@ -78,7 +86,7 @@ SETUP_PATH = re.compile(r"site-packages/|dist-packages/|(^|/)\.?venv/|node_modul
                         r"^/usr/|^/etc/apt|^~/\.|^/root/\.|(^|/)build(/|$)|(^|/)dist(/|$)")  # fmt: skip
 _CODE_LINE = re.compile(r"\S")
 _DEBUG_LINE = re.compile(
-    r"^\s*(print\s*\(|console\.(log|error|debug)\(|logging\.\w+\(|log\.\w+\(|logger\.\w+\(|"
+    r"^\s*(?:if\s[^:\n]+:\s*)?(print\s*\(|console\.(log|error|debug)\(|logging\.\w+\(|log\.\w+\(|logger\.\w+\(|"
     r"fmt\.Print|System\.(out|err)\.print|eprintln!|println!|dbg!|import pdb|breakpoint\(\))"
 )
 _COMMENT_LINE = re.compile(
@@ -101,7 +109,7 @@ _PATH_LITERAL = re.compile(r"['\"]((?:[\w.-]+/)*[\w.-]+\.[A-Za-z]\w{0,6})['\"]")
 _INLINE_PY = re.compile(r"^(python3?|python\d\.\d+)\s+(-c\b|-\s*<<|<<)")
 _REVERT = re.compile(r"^git\s+(checkout|restore|stash|reset)\b")
 _SED_TEXT = re.compile(
-    r"""(?:^|\s)-i\S*\s+['"]?(?:/[^/]*/|\d+(?:,\d+)?)?\s*([aic])\\?\s*(.*)""", re.S
+    r"""(?:^|\s)-i\S*\s+['"]?(?:/[^/]*/|\d+(?:,\d+)?)?\s*([aic])\s*\\?\s*(.*)""", re.S
 )
 INSTALL = re.compile(
     r"^(?:sudo\s+)?(?:pip3?|python3?\s+-m\s+pip|uv\s+pip|conda|mamba|apt(?:-get)?|yum|dnf|apk|brew|"
@@ -218,6 +226,7 @@ class _Reader:
         self.scripts: dict[str, str] = {}  # recorded script path -> body
         self.open_file: str | None = None  # SWE-agent's windowed editor
         self.early: set[str] | None = None  # what was seen before the agent first wrote a file
+        self.debug_line: dict[str, int] = {}  # file -> the line a sed debug insertion now holds
 
     def note(self, text: str | None, command: bool = False) -> None:
         """Remember the paths ``text`` mentions (a command: only its segments' first lines, so
@@ -392,8 +401,26 @@ class _Reader:
                     op_p = "touch"  # a new, empty file
                 else:
                     op_p = op
-                out.append(self.change(p, op_p, content))
+                ch = self.change(p, op_p, content)
+                if w0 == "sed" and op_p == "edit":
+                    ch = self._debug_line(ch, part)
+                out.append(ch)
         return out
+
+    def _debug_line(self, ch: Change, part: str) -> Change:
+        """Follow a one-line debug print a ``sed -i 'Na\\'``/``'Ni\\'`` inserted: a later ``sed -i
+        'Md'`` of the same file that deletes exactly its line (M = N+1, or N) is debug cleanup.
+        Any other change of the file forgets the line (numbers may have moved)."""
+        ins = _SED_INSERT_AT.search(part)
+        if ch.role == "debug" and ins and "\\n" not in part:
+            n = int(ins.group(1))
+            self.debug_line[ch.path] = n + 1 if ins.group(2) == "a" else n
+            return ch
+        held = self.debug_line.pop(ch.path, None)
+        dele = _SED_DELETE_AT.search(part)
+        if ch.role == "target" and dele and held == int(dele.group(2)):
+            return Change(ch.path, ch.op, "debug", "removes debug lines")
+        return ch
 
     def script_writes(self, script: str) -> list[Change]:
         body = self.scripts.get(script, "")
@@ -421,16 +448,20 @@ _SED_COMMENT_OUT = re.compile(
     r"""(?<![A-Za-z])s([/|,])\^(?:\\\(\\s\*\\\)|\\?\(\[ \]\*\\?\))?\1(?:\\1|&)?\s*(#|//|--)"""
 )
 _DEBUG_TEXT = re.compile(r"\bprint\(|DEBUG|console\.log\(")
-_SED_SUB_FULL = re.compile(
+SED_SUB_FULL = re.compile(
     r"""\bsed\s+-i\S*\s+(?:"|')s([|#,/])((?:(?!\1).)*)\1((?:(?!\1).)*)\1g?(?:"|')"""
 )
 _SED_DEL = re.compile(r"""['"]\s*/([^/]*)/\s*d\s*['"]|['"]\d+(?:,\d+)?d(?:;\d+d)*['"]""")
 
 
+_SED_INSERT_AT = re.compile(r"""-i\S*\s+['"]?(\d+)([ai])\b""")
+_SED_DELETE_AT = re.compile(r"""-i\S*\s+(['"]?)(\d+)d\1(?:\s|$)""")
+
+
 def sed_content(part: str) -> list[str] | None:
     """The lines a ``sed -i`` adds (a/i/c text, or a substitution's replacement), or
     ``["(debug cleanup)"]`` when it only deletes lines that print or say DEBUG; None when unknown."""
-    sub = _SED_SUB_FULL.search(part)
+    sub = SED_SUB_FULL.search(part)
     if sub and _DEBUG_TEXT.search(sub.group(2)) and not _DEBUG_TEXT.search(sub.group(3)):
         if sub.group(3).strip() and sub.group(3).strip() in sub.group(2):
             return ["(debug cleanup)"]  # the replacement is the pattern less a debug print
@@ -523,7 +554,7 @@ def _script_crashed(text: str, writer: int | None, obs: Observation | None) -> b
 
 def _sed_literals(text: str) -> tuple[str, str] | None:
     """(pattern, replacement) of a one-substitution ``sed -i`` taken literally, or None."""
-    m = _SED_SUB_FULL.search(text)
+    m = SED_SUB_FULL.search(text)
     if not m or text.count("sed ") != 1:
         return None
     old, new = m.group(2), m.group(3)

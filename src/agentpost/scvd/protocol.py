@@ -27,7 +27,7 @@ from agentpost.scvd.records import BOUNDARY_TYPES, FIELDS, OUTCOMES, Annotation
 from agentpost.trajectory.calls import call_outputs, step_ids
 from agentpost.trajectory.model import Observation, Trajectory, Turn
 
-PROMPT_VERSION = "scvd-annotate/2"
+PROMPT_VERSION = "scvd-annotate/3"
 
 
 @dataclass(frozen=True)
@@ -129,8 +129,11 @@ the task is about: for a repository task, the repository's tracked files the iss
 terminal task, the outputs or files the instruction names. These are never a candidate: environment \
 set-up (package installs, virtualenvs, downloads, directories), scratch or reproduction files and \
 scripts, test applications, settings or fixtures the agent makes for its own check, debug prints \
-added to source, comment-only edits, and edits the tool reports it did not apply. If the agent makes \
-several edits of one attempt with no check between them, the candidate is the last of them.
+added to source (also behind a one-line guard, "if x: print(...)"), the deletion of the very line \
+such a print was inserted at, comment-only edits, and edits the tool reports it did not apply. If \
+the agent makes several edits of one attempt with no check between them, the candidate is the last \
+of them; a grep for the text an edit replaced or put in only confirms that the edit applied and is \
+no check when another edit of that file follows.
 
 PROCEDURE. Decide strictly in this order; decide later fields only once the boundary is fixed.
 1. Find the earliest candidate. If there is none: candidate_formed = false and go to the checks.
@@ -169,9 +172,17 @@ evidence (an unrelated missing tool, a malformed check, an infrastructure failur
 repeated parser failures, truncated output).
    These are not an exposed error: a failure produced by the check's own setup (its own fixture, \
 settings or database, e.g. "no such table" or "settings are not configured" from the agent's \
-script); an exception the instruction or the check expects ("raised as expected"); a missing tool or \
-module, no network, an install that fails; a failing test of other code whose output never reaches \
-the changed files; a check of behaviour the instruction does not ask about.
+script, however deep in unchanged code it surfaces; the check calling an API with a missing \
+argument); an exception the instruction or the check expects ("raised as expected"); a missing tool \
+or module, no network, an install that fails (also a third-party package that unchanged source of \
+the repository imports); a failing test of other code whose output never reaches the changed files \
+(a word shared with a changed module, such as an attribute "self.engine", does not reach it; the \
+repository's own test file run directly is a test run); a test that fails only because the \
+exception the request complains about ("raises a ValueError instead of ...") is no longer raised: \
+it encodes the behaviour the request changes; an inline probe of the language or its standard \
+library ("python -c" importing nothing of the repository); a check of behaviour the instruction \
+does not ask about. A listing of the changed file that shows a block left without its body \
+(a "def" or "if" line followed at once by a line no deeper) exposes an error even with exit 0.
    Priority: any clear negative gives exposes_error; otherwise any clear positive gives \
 supports_pass; otherwise no_effective_result.
 

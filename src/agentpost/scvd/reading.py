@@ -7,7 +7,9 @@ decided and the text anchor it matched (``Verdict``). Rules, in order:
 
 1. *Environment* (void): a timeout; a missing tool (exit 127, ``command not found``), or a check
    script the interpreter cannot open (``can't open file``); a missing
-   module the candidate does not provide (``No module named X``); no network; an install failing;
+   module the candidate does not provide (``No module named X``; also when the traceback passes
+   through the changed module, if X is not of the repository's own packages and the failing
+   import is not in a changed file: seats/4); no network; an install failing;
    a test runner that collected or selected nothing (``no tests ran``, ``Ran 0 tests``, ``0
    selected``; pytest's exit 5); a build that stops
    before compiling anything (no ``file:line: error`` diagnostic, and its directory, cache or a
@@ -19,22 +21,34 @@ decided and the text anchor it matched (``Verdict``). Rules, in order:
    traceback whose frames are all in the check script or the standard library and whose error is
    a setup error (``ImproperlyConfigured``, ``settings are not configured``, ``Apps aren't loaded
    yet``, ``no such table``, ``NameError``, ``SyntaxError`` in the script itself, ``unexpected
-   keyword argument`` raised by the script's own call).
+   keyword argument`` or ``missing N required positional argument`` raised by the script's own
+   call). The check's own *state* (``no such table``, settings not configured, apps not loaded,
+   ``ImproperlyConfigured``) is its setup wherever in unchanged source it surfaces (seats/4).
+   An inline probe (``python -c`` importing nothing of the repository and naming no changed
+   file) checks the interpreter, not the candidate (rule ``probe``; every seat: seats/4).
 3. *Expected exceptions* (positive): the output says the exception it got was the expected one
    (``raised as expected``, ``Caught expected``, ``expected error``, ``SUCCESS: ... raised``),
    unless it also judges an outcome unexpected (``Unexpected success``; the word inside a quoted
    message, ``unexpected keyword argument``, does not count). A test run whose every failure is a
    literal ``assert 0`` / ``assert False`` fails on purpose to show its report (the bug report's
    own test): positive, its output is what to read.
-4. *Failures about other code* (void): a test run whose failures name neither a changed file nor
-   its module (by path, file name or module stem): an unrelated, pre-existing failure; and a run
+4. *Failures about other code* (void): a test run (a runner, or the repository's own test module
+   run directly, ``python test_x.py``, not one of the agent's scripts) whose failures name neither a
+   changed file nor its module (by path, file name, its test module ``test_<stem>``, or the stem
+   qualified by its package ``template.engine``; a bare word such as the attribute ``self.engine``
+   is no mention: seats/4): an unrelated, pre-existing failure; a run whose every failure is
+   that an exception the request complains is raised ("raises a `ValueError` instead of ...") is
+   no longer raised (``DID NOT RAISE``, ``ValueError not raised``): the test encodes the behaviour
+   the request changes (rule ``removed-behaviour``, seats/4); and a run
    of the changed module's own tests whose every failure section raises a warning turned error or
    an exception from other source, with no traceback frame in a changed file and no failed
    assertion.
 5. *Failures* (negative): a traceback or failed assertion, failing tests, a non-zero exit of a run,
    a reproduction that says the bug is still there (``ISSUE REPRODUCED``, ``FAILURE``,
    ``Test FAILED``), a build error; for an inspection only a missing file (``No such file or
-   directory``) counts, since its output is code or data.
+   directory``) counts, since its output is code or data, and a contiguous listing of a changed
+   Python file that shows a block opener (``def``, ``if``, ``else``, ...) followed at once by a
+   line no deeper: the block lost its body (rule ``broken-block``, seats/4).
 6. Otherwise *positive* when the check produced interpretable output (exit 0 or text), *void*
    when it produced nothing.
 
@@ -85,8 +99,12 @@ _NO_SCRIPT = re.compile(r"^\S*python[\d.]*: can't open file .*No such file or di
 _SETUP_ERROR = re.compile(
     r"ImproperlyConfigured|settings are not configured|Apps aren't loaded yet|AppRegistryNotReady|"
     r"no such table|NameError|got an unexpected keyword argument|ModuleNotFoundError|"
-    r"IndentationError|SyntaxError|RuntimeError: Model class|Mock object has no attribute",
+    r"IndentationError|SyntaxError|RuntimeError: Model class|Mock object has no attribute|"
+    r"missing \d+ required positional argument",
 )
+# the check's own state, not its code: wherever in unchanged source it surfaces, it is the setup
+_SETUP_STATE = re.compile(r"no such table|settings are not configured|Apps aren't loaded yet|"
+                          r"AppRegistryNotReady|ImproperlyConfigured")  # fmt: skip
 _EXPECTED = re.compile(r"as expected|Caught expected|expected (?:error|exception)|raised correctly|"
                        r"correctly raised|SUCCESS: .*(?:raise|error)", re.I)  # fmt: skip
 _TRACEBACK = re.compile(r"Traceback \(most recent call last\)")
@@ -190,13 +208,131 @@ def _mentions(text: str, changed: list[str]) -> bool:
         mod = path.rsplit(".", 1)[0].replace("/", ".")
         if path in text or base in text or (len(mod) > 6 and mod in text):
             return True
+        parent = path.rsplit("/", 2)[-2] if path.count("/") else ""
+        s = re.escape(stem)
+        # the module itself: its test module, or the stem qualified by its parent package; a bare
+        # word (an attribute ``self.engine``, prose) is not a mention of ``template/engine.py``
+        forms = [rf"\btest_{s}\b", rf"\b{s}_test\b"]
+        if parent:
+            forms.append(rf"\b{re.escape(parent)}[./]{s}\b")
         if (
             len(stem) >= 4
             and stem not in ("__init__", "base", "utils", "main", "core")
-            and re.search(rf"\b(?:test_)?{re.escape(stem)}(?:_test)?\b", text)
+            and re.search("|".join(forms), text)
         ):
             return True
     return False
+
+
+_TEST_FILE = re.compile(r"^(?:\S*/)?(?:test_\w+|\w+_tests?|tests?)\.py$")
+_INLINE = re.compile(r"\bpython[\d.]*\s+-c\s+(['\"])(.*)\1", re.S)
+_IMPORTED = re.compile(r"\b(?:from|import)\s+([A-Za-z_][\w.]*)")
+
+
+def _test_run(command: str, scripts: set[str]) -> bool:
+    """A run of tests: a test runner, or the repository's own test module run directly
+    (``python test_requests.py``; not a file the agent wrote, which ``scripts`` names)."""
+    if _TEST_RUN.search(command):
+        return True
+    words = command.split()
+    for i, w in enumerate(words[:-1]):
+        if re.fullmatch(r"(?:\S*/)?python[\d.]*", w):
+            f = words[i + 1]
+            return bool(_TEST_FILE.match(f)) and f.rsplit("/", 1)[-1] not in scripts
+    return False
+
+
+def _own_names(changed: list[str]) -> set[str]:
+    """The repository's package and module names the changed files sit in (every directory
+    component and the module stems)."""
+    out = set()
+    for p in changed:
+        parts = p.split("/")
+        out |= {x for x in parts[:-1] if x and x not in (".", "src", "lib")}
+        out.add(parts[-1].rsplit(".", 1)[0])
+    return out
+
+
+def is_probe(command: str, changed: list[str]) -> bool:
+    """An inline program (``python -c "..."``) that imports no module of the repository and names
+    no changed file: a probe of the interpreter or its standard library, which says nothing about
+    the candidate whatever it prints."""
+    m = _INLINE.search(command)
+    if not m or not changed:
+        return False
+    code = m.group(2)
+    own = _own_names(changed)
+    tops = {x for name in _IMPORTED.findall(code) for x in name.split(".")}
+    return not (tops & own) and not _mentions(code, changed)
+
+
+def _foreign_missing(text: str, mod: str, changed: list[str]) -> bool:
+    """``No module named X`` where X is not of the repository's own packages and the import that
+    failed is not in a changed file: the environment lacks a package the unchanged source needs."""
+    if mod.split(".")[0] in _own_names(changed):
+        return False
+    frames = _frames(text)
+    return bool(frames) and not _mentions(frames[-1], changed)
+
+
+# the request complains that a call raises an exception (present tense: "raises a `ValueError`
+# instead of ..."; "should raise" asks for it and is not matched)
+_COMPLAINT = re.compile(r"(?<!should )(?<!must )\braises\s+(?:an?\s+)?`?(\w+(?:Error|Exception))`?")
+_NOT_RAISED = re.compile(r"\b(\w+(?:Error|Exception)) not raised|DID NOT RAISE")
+_RAISES_CALL = re.compile(
+    r"\b(?:raises|assertRaises\w*)\(\s*(?:[\w.]+\.)?(\w+(?:Error|Exception))\b"
+)
+
+
+def unwanted_raises(instruction: str) -> set[str]:
+    """The exceptions the request complains a call raises (``raises a `ValueError` instead of``):
+    a test that fails because one of them is no longer raised encodes the behaviour the request
+    asks to change. Only the request's own text is read (the PR description when marked)."""
+    text = instruction or ""
+    m = re.search(r"<pr_description>(.*?)</pr_description>", text, re.S)
+    return set(_COMPLAINT.findall(m.group(1) if m else text[:4000]))
+
+
+def _removed_behaviour(text: str, unwanted: set[str]) -> bool:
+    """Every failure section of a test run is an exception of ``unwanted`` not raised."""
+    sections = _sections(text)
+    if not unwanted or not sections:
+        return False
+    for sec in sections:
+        m = _NOT_RAISED.search(sec)
+        if not m:
+            return False
+        named = m.group(1) or next(iter(_RAISES_CALL.findall(sec)), None)
+        if named not in unwanted or re.search(r"^E\s+assert\b", sec, re.M):
+            return False
+    return True
+
+
+_OPENER = re.compile(r"^(\s*)(?:async\s+)?(?:def|class|if|elif|else|for|while|try|except|finally|"
+                     r"with)\b[^#]*:\s*(?:#.*)?$")  # fmt: skip
+_NUMBERED = re.compile(r"^\s*\d+(?:\t|:|-|  )")
+
+
+def _broken_block(text: str, command: str, changed: list[str]) -> str | None:
+    """A listing of a changed Python file in which a block opener (``def f():``, ``if x:``) is
+    followed at once by a non-blank line no deeper than it: the block lost its body and the file
+    no longer compiles. Returns the opener line, or None. Only contiguous listings (``sed -n``,
+    ``cat``, ``nl``, ``head``; not ``grep`` matches or ``diff`` hunks); line numbers are stripped
+    first."""
+    if not any(p.endswith(".py") and p.rsplit("/", 1)[-1] in command for p in changed):
+        return None
+    if re.search(r"\b(?:grep|rg|ag|diff|git)\b", command):
+        return None  # matches or hunks, not a contiguous listing
+    lines = [ln for ln in text.splitlines() if not ln.startswith(("<returncode>", "<output>",
+                                                                    "</output>"))]  # fmt: skip
+    if lines and sum(bool(_NUMBERED.match(ln)) for ln in lines) > len(lines) // 2:
+        lines = [_NUMBERED.sub("", ln, count=1) for ln in lines]
+    body = [ln for ln in lines if ln.strip() and not ln.strip().startswith("#")]
+    for a, b in zip(body, body[1:], strict=False):
+        m = _OPENER.match(a)
+        if m and len(b) - len(b.lstrip()) <= len(m.group(1)):
+            return a.strip()
+    return None
 
 
 def _other_failure(text: str) -> bool:
@@ -216,6 +352,10 @@ def _own_setup(text: str, scripts: set[str], changed: list[str]) -> str | None:
     frames = _frames(text)
     if any(_mentions(f, changed) for f in frames):
         return None
+    if _SETUP_STATE.search(m.group(0)):
+        return m.group(0)
+    if m.group(0).startswith("missing") and not frames:
+        return None  # a caught message: whose call it was is unknown
     if frames and not any(
         f.rsplit("/", 1)[-1] in scripts or "site-packages" in f or "/lib/python" in f
         or f.startswith("<") for f in frames[-1:]
@@ -230,9 +370,11 @@ def read_output(
     command: str = "",
     changed: list[str] | None = None,
     scripts: set[str] | None = None,
+    unwanted: set[str] | frozenset[str] = frozenset(),
 ) -> Verdict:
     """One check's verdict. ``kind``: ``run`` or ``inspect``; ``changed``: the target files the
-    candidate changed (relative paths); ``scripts``: file names of the agent's own scripts."""
+    candidate changed (relative paths); ``scripts``: file names of the agent's own scripts;
+    ``unwanted``: the exceptions the request complains are raised (``unwanted_raises``)."""
     changed = changed or []
     scripts = scripts or set()
     if obs is None:
@@ -248,6 +390,9 @@ def read_output(
         m = _INSPECT_NEGATIVE.search(text)
         if m and not text.strip().startswith(("diff ", "@@")):
             return Verdict("negative", "missing-artifact", m.group(0))
+        broken = _broken_block(text, command, changed)
+        if broken:
+            return Verdict("negative", "broken-block", broken)
         return Verdict("positive", "inspection") if text.strip() else Verdict("void", "empty")
     for rx, rule in ((_MISSING_TOOL, "environment"), (_NETWORK, "environment"),
                      (_INSTALL_FAIL, "environment")):  # fmt: skip
@@ -263,6 +408,10 @@ def read_output(
     ours = {p.rsplit("/", 1)[-1].rsplit(".", 1)[0] for p in changed}
     if mm and mm.group(1).split(".")[0] not in ours and not _mentions(text, changed):
         return Verdict("void", "environment", mm.group(0))
+    if mm and _TRACEBACK.search(text) and _foreign_missing(text, mm.group(1), changed):
+        return Verdict("void", "environment", mm.group(0))
+    if is_probe(command, changed):
+        return Verdict("void", "probe", command[:60])
     if (
         _BUILD.search(command)
         and _BUILD_ENV.search(text)
@@ -282,11 +431,13 @@ def read_output(
             return Verdict("positive", "expected-exception", exp.group(0))
     if neg and _deliberate(text):
         return Verdict("positive", "deliberate-assert", "assert 0")
-    if neg and _TEST_RUN.search(command) and changed and not _mentions(text, changed):
+    if neg and _test_run(command, scripts) and _removed_behaviour(text, set(unwanted)):
+        return Verdict("void", "removed-behaviour", _NOT_RAISED.search(text).group(0))
+    if neg and _test_run(command, scripts) and changed and not _mentions(text, changed):
         ids = _TEST_ID.findall(text)
         if ids or re.search(r"\b[1-9][0-9]* failed\b|failures=|errors=|Error \d|\*\*\*", text):
             return Verdict("void", "unrelated-failure", neg.group(0))
-    if neg and _TEST_RUN.search(command) and changed and _all_elsewhere(text, changed):
+    if neg and _test_run(command, scripts) and changed and _all_elsewhere(text, changed):
         return Verdict("void", "unrelated-failure", neg.group(0))
     if neg:
         return Verdict("negative", "failure", neg.group(0))

@@ -22,7 +22,11 @@
 All three start the stretch at the first change that does more than add imports (an import-only
 edit is the candidate only when no other change follows), and carry it through a revert made
 right after a change and followed by a new change with no look between (a restart of the same
-attempt; seats/3). All three take the candidate from the same change records (which calls changed what the task is
+attempt; seats/3), and through a ``grep`` for the text the last ``sed s`` replaced or put in when
+another edit of that file follows (it only confirms the edit applied; seats/4). For all three an
+inline probe of the interpreter (``reading.is_probe``) is no evidence about the candidate; the
+narration seat reads "the test enforces the old behaviour" as saying nothing about the candidate
+and "as expected, it fails" as a failure the agent foresaw (seats/4). All three take the candidate from the same change records (which calls changed what the task is
 about); they differ in where the first attempt ends and how its first check is read. The first
 verification phase is, for all three, the checks from the first one after the candidate up to
 the next change of the target (a repair or a revert) or the submission (``data/real-labels.md``
@@ -40,14 +44,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from agentpost.scvd import shell
-from agentpost.scvd.changes import IMPORT_ONLY, CallChanges, call_changes, shell_text
-from agentpost.scvd.reading import read_output
+from agentpost.scvd.changes import IMPORT_ONLY, SED_SUB_FULL, CallChanges, call_changes, shell_text
+from agentpost.scvd.reading import is_probe, read_output, unwanted_raises
 from agentpost.scvd.records import Annotation
 from agentpost.trajectory.calls import call_outputs, step_ids
 from agentpost.trajectory.model import Observation, ToolCall, Trajectory
 
 SEATS = ("changes", "commands", "narration")
-SEATS_VERSION = "seats/3"  # bump on any rule change: it keys cached answers
+SEATS_VERSION = "seats/4"  # bump on any rule change: it keys cached answers
 _INSPECT_TOOLS = {"read", "grep", "glob", "ls", "read_file", "list_directory", "glob_tool",
                   "search_file_content", "open", "goto", "scroll_up", "scroll_down", "search_file",
                   "search_dir", "find_file", "view", "open_file"}  # fmt: skip
@@ -71,6 +75,19 @@ _WRONG = re.compile(
     r"incorrect(?:ly)?|not correct|syntax error|IndentationError|literal(?:ly)? `?\\n|still (?:fail|"
     r"broken|shows|has|present|the same)|failed|fails|failing|error|not applied|didn't apply|"
     r"not (?:fixed|resolved)|issue persists|regression|went wrong|is wrong)\b",
+    re.I,
+)
+# the agent foresaw a failure of its own change and the check shows it ("As expected, it fails
+# for named tuples"); not the unfixed code failing as the bug report says
+_PREDICTED_FAIL = re.compile(
+    r"\bas expected\b,?\s+(?:it|this|that|the \w+)\s+(?:fails|failed|crashes|crashed|breaks|broke)\b"
+    r"(?![^.\n]{0,60}\b(?:without|before|original|old|unfixed|unpatched)\b)",
+    re.I,
+)
+# the agent reads a failing test as asserting the behaviour the request removes
+_OLD_BEHAVIOUR = re.compile(
+    r"\btests?\b[^.\n]{0,80}\b(?:enforc\w*|expect\w*|assert\w*|encod\w*|check\w*)\s+(?:for\s+)?"
+    r"the\s+(?:old|previous|original)\s+behaviou?r",
     re.I,
 )
 _UNRELATED = re.compile(r"pre-?existing|unrelated|not related|already fail|also fails without|"
@@ -249,8 +266,39 @@ def _locates(views: list[View], k: int, changed: set[str]) -> bool:
     return bool(written) and not any(ln in out for ln in written)
 
 
+def _unescape(x: str) -> str:
+    return re.sub(r"\\(.)", r"\1", x).strip()
+
+
+def _confirms_edit(views: list[View], k: int, changed: set[str]) -> bool:
+    """Inspection ``k`` is a ``grep`` for the text the last ``sed s`` of the target replaced, or
+    for its replacement: it only confirms that the edit applied. With a further edit of a file
+    it names next (no run between), it is part of the construction (``data/real-labels.md``
+    section 3: "a grep that the sed applied"), for every seat."""
+    v = views[k]
+    words = shell._words(v.text)
+    if v.kind != "inspect" or not words or words[0] not in ("grep", "egrep", "rg"):
+        return False
+    args = [w for w in words[1:] if not w.startswith("-")]
+    last = next((u for u in reversed(views[:k]) if u.changes.target), None)
+    m = _next_change(views, k)
+    if not args or last is None or m is None or not views[m].changes.target:
+        return False
+    if not _named_paths(v, changed) & {
+        c.path for c in views[m].changes.changes if c.role == "target"
+    }:
+        return False
+    sub = SED_SUB_FULL.search(last.text)
+    if not sub:
+        return False
+    needle = _unescape(args[0])
+    return bool(needle) and any(needle in _unescape(g) for g in (sub.group(2), sub.group(3)))
+
+
 def _is_check(seat: str, views: list[View], k: int, changed: set[str]) -> bool:
     v = views[k]
+    if _confirms_edit(views, k, changed):
+        return False
     if v.kind == "run":
         return True
     if v.kind != "inspect" or not _names_changed(v, changed):
@@ -271,7 +319,7 @@ def _cuts_here(seat: str, views: list[View], k: int, changed: set[str]) -> bool:
     """Whether call ``views[k]`` ends the construction stretch (it is the first check)."""
     v = views[k]
     if seat == "narration":
-        if v.kind not in ("run", "inspect"):
+        if v.kind not in ("run", "inspect") or _confirms_edit(views, k, changed):
             return False
         return bool(
             _FIX_CHECK.search(v.before) or (_WRONG.search(v.after) and _names_changed(v, changed))
@@ -333,7 +381,10 @@ def _asserting(views: list[View], v: View) -> bool:
     return False
 
 
-def _verdict(seat: str, views: list[View], v: View, changed: list[str], scripts: set[str]) -> str:
+def _verdict(seat: str, views: list[View], v: View, changed: list[str], scripts: set[str],
+             unwanted: frozenset[str] = frozenset()) -> str:  # fmt: skip
+    if v.kind == "run" and is_probe(v.text, changed):
+        return "void"  # a probe of the language says nothing about the candidate (every seat)
     if seat == "changes":
         o = v.obs
         if o is None:
@@ -353,18 +404,22 @@ def _verdict(seat: str, views: list[View], v: View, changed: list[str], scripts:
             return "void" if not _GOOD.search(text) else "positive"
         if _ENV.search(text) and not _GOOD.search(text):
             return "void"
+        if _OLD_BEHAVIOUR.search(text):
+            return "void"  # the agent reads the failing test as encoding what the request changes
+        if _PREDICTED_FAIL.search(text):
+            return "negative"  # "As expected, it fails for ...": the failure the agent foresaw
         bad, good = _WRONG.search(text), _GOOD.search(text)
         if bad and (not good or bad.start() < good.start()):
             return "negative"
         return "positive" if good else "void"
-    verdict = read_output(v.obs, v.kind, v.text, changed, scripts)
+    verdict = read_output(v.obs, v.kind, v.text, changed, scripts, unwanted)
     if verdict.value == "void" and verdict.rule == "silent-success" and _asserting(views, v):
         return "positive"
     return verdict.value
 
 
 def _check_repaired(seat: str, views: list[View], i: int, changed: list[str],
-                    scripts: set[str]) -> bool:  # fmt: skip
+                    scripts: set[str], unwanted: frozenset[str] = frozenset()) -> bool:  # fmt: skip
     """The failing check ``views[i]`` was itself at fault (``data/real-labels.md`` section 6, the
     check's own setup): the agent next changes only its own test or script files, never the
     target, and the same command then succeeds. A failure cured without touching the candidate
@@ -380,7 +435,7 @@ def _check_repaired(seat: str, views: list[View], i: int, changed: list[str],
             fixed = True
             continue
         if fixed and u.kind == "run" and u.text.strip() == v.text.strip():
-            return _verdict(seat, views, u, changed, scripts) == "positive"
+            return _verdict(seat, views, u, changed, scripts, unwanted) == "positive"
     return False
 
 
@@ -403,7 +458,8 @@ def annotate_seat(traj: Trajectory, case_id: str, seat: str,
     scripts = {ch.path.rsplit("/", 1)[-1] for v in views for ch in v.changes.changes
                if ch.role in ("scratch", "fixture")}  # fmt: skip
     inline = c.post_check
-    outcomes = [_verdict(seat, views, c, changed, scripts)] if inline else []
+    unwanted = frozenset(unwanted_raises(traj.instruction or ""))
+    outcomes = [_verdict(seat, views, c, changed, scripts, unwanted)] if inline else []
     started = inline
     for i in range(k + 1, len(views)):
         v = views[i]
@@ -413,11 +469,11 @@ def annotate_seat(traj: Trajectory, case_id: str, seat: str,
             continue
         if v.kind == "run" or (v.kind == "inspect" and _names_changed(v, set(changed))):
             started = True
-            got = _verdict(seat, views, v, changed, scripts)
+            got = _verdict(seat, views, v, changed, scripts, unwanted)
             if (
                 got == "negative"
                 and seat != "narration"
-                and _check_repaired(seat, views, i, changed, scripts)
+                and _check_repaired(seat, views, i, changed, scripts, unwanted)
             ):
                 got = "void"
             outcomes.append(got)

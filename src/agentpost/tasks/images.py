@@ -298,13 +298,17 @@ _REPORTS: dict[str, dict | None] = {}
 def unservable(task: Task, backend) -> list[dict]:
     """What the task's image cannot serve at run time ({what, why}: an apt pin, a package Debian
     lacks, a wheel PyPI has not for that Python), with the notes its scripts gave (installs
-    from a URL or another index); empty when its image is not built (yet) or has no report."""
+    from a URL or another index) and the Ubuntu version pins its Dockerfile's build drops (known
+    before the build); the rest is empty when its image is not built (yet) or has no report."""
     if task.dockerfile is None:
         return []
     try:
         tag = image_tag(task, task_dockerfile(task)[0])
+        text = read_task_text(task.dockerfile, task.path)
+        pins = [n for n in rewrite(text, load_from_table(), {}).notes if n.startswith("Ubuntu's")]
     except (DockerfileError, OSError):
         return []
+    pinned = [{"what": "note", "why": f"Dockerfile: {n}"} for n in pins]
     if tag not in _REPORTS:
         _REPORTS[tag] = provision_report(backend, tag) if image_exists(backend, tag) else None
     report = _REPORTS[tag] or {}
@@ -313,4 +317,4 @@ def unservable(task: Task, backend) -> list[dict]:
         {"what": "note", "why": f"{s['what']} is not in this release: served {s['served']}"}
         for s in report.get("substituted", [])
     ]
-    return list(report.get("unservable", [])) + subs + notes
+    return list(report.get("unservable", [])) + subs + pinned + notes
