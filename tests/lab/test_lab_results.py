@@ -33,6 +33,18 @@ def test_the_runs_section_says_which_arms_ran_and_where():
     text = runs_markdown(results_doc(hero, scvd, load="17 18 19", code="abc1234"))
     assert "hero: arms base, grpo, hero; seeds [0, 1, 2]; training 150.5 s" in text
     assert "load average (1, 5, 15 min): 17 18 19; code: abc1234" in text
+    assert "policy: not recorded" in text  # neither document says which
+
+
+def test_the_document_says_whether_both_experiments_started_from_one_policy():
+    sft = {"params": 10, "supervised_tokens": 99, "loss_last": 0.05, "config": {"sft_epochs": 3}}
+    hero = {"table": {}, "seeds": [0], "sft": sft}
+    doc = results_doc(hero, {"table": {}, "seeds": [0], "sft": dict(sft)})
+    assert doc["policy"]["same"] is True and doc["policy"]["hero"]["stage1_epochs"] == 3
+    assert "the same SFT checkpoint in both" in runs_markdown(doc)
+    other = results_doc(hero, {"table": {}, "seeds": [0], "sft": dict(sft, loss_last=0.06)})
+    assert other["policy"]["same"] is False
+    assert "policy: DIFFERENT SFT checkpoints" in runs_markdown(other)
 
 
 def test_the_dynamics_table_says_how_often_the_gate_was_open():

@@ -90,6 +90,22 @@ def test_the_scvd_fine_tune_moves_the_student(smoke):
         assert all(torch.isfinite(v).all() for v in tuned.values())
 
 
+def test_another_pre_flight_draw_is_written_apart(smoke):
+    from typer.testing import CliRunner
+
+    from agentpost.cli import _register, app
+
+    out, _ = smoke
+    first = (out / "preflight.json").read_bytes()
+    _register()
+    r = CliRunner().invoke(app, ["lab", "preflight", "-o", str(out), "--scale", "smoke",
+                                 "--draw", "1"])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    pf = json.loads((out / "preflight-s1.json").read_text())
+    assert pf["producer"]["args"]["seed"] == 1 and len(pf["records"]) == 3 * 2
+    assert (out / "preflight.json").read_bytes() == first  # the experiments' table untouched
+
+
 def test_a_rerun_resumes_without_recomputing(smoke):
     out, _ = smoke
     files = sorted([*(out / "rl").glob("*.json"), *(out / "scvd" / "eval").glob("*.jsonl")])

@@ -66,6 +66,12 @@ def preflight_command(
     backend: str = typer.Option(
         "bwrap", "--backend", help="Sandbox backend: bwrap, docker or package.module:Class."
     ),
+    draw: int = typer.Option(
+        None,
+        "--draw",
+        min=0,
+        help="Another draw of the groups with this sampling seed, written to preflight-sN.json.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the pre-flight document."),
 ) -> None:
     """Is the SFT policy in the methods' regime? Groups of 8 on held-out tasks at T = 1."""
@@ -76,12 +82,12 @@ def preflight_command(
     cfg = hero_config(_scale(scale))
     with _trainer_prints_to_stderr():
         pf = preflight_stage(out, cfg.policy, sandbox_backend(backend), cfg.preflight_group,
-                       progress=lambda m: typer.echo(m, err=True))  # fmt: skip
+                       progress=lambda m: typer.echo(m, err=True), draw=draw)  # fmt: skip
     if as_json:
         typer.echo(json.dumps(pf, default=str))
         return
     typer.echo(preflight_table(pf))
-    typer.echo(f"wrote {out / 'preflight.json'}")
+    typer.echo(f"wrote {out / ('preflight.json' if draw is None else f'preflight-s{draw}.json')}")
 
 
 def preflight_table(pf: dict) -> str:

@@ -139,21 +139,25 @@ def run_preflight(
 
 
 def preflight_stage(out: Path, cfg: Any, backend: Backend, group: int, progress=print,
-              have: tuple | None = None) -> dict:  # fmt: skip
+              have: tuple | None = None, draw: int | None = None) -> dict:  # fmt: skip
     """The pre-flight table of the SFT student (``lab.preflight``), written once to
-    ``preflight.json``; ``have``: ``student``'s result when the caller already has it."""
+    ``preflight.json``; ``have``: ``student``'s result when the caller already has it.
+    ``draw``: another draw of the groups (sampling seed ``draw`` instead of ``cfg.seed``) of
+    the same policy, written apart to ``preflight-s<draw>.json`` (a check of the table's
+    sampling noise; the experiments read ``preflight.json`` only)."""
     from agentpost.lab.sampling import one_thread
     from agentpost.lab.stages import outputs, student
 
-    path = out / "preflight.json"
+    seed = cfg.seed if draw is None else draw
+    path = out / ("preflight.json" if draw is None else f"preflight-s{draw}.json")
     if not path.is_file():
         one_thread()  # as `lab hero`/`lab scvd`: 2 threads on 2 shared cores were ~25x slower
         _, held, memo, _, _, model, tok, _ = have or student(out, cfg, backend, progress)
         t0 = time.monotonic()
         pf = run_preflight(model, tok, held, outputs(out), backend, cfg, group=group,
-                           seed=cfg.seed, memo=memo)  # fmt: skip
+                           seed=seed, memo=memo)  # fmt: skip
         pf = {"format": fmt("agentpost.lab-preflight"),
-              "producer": producer(run_preflight, group=group, seed=cfg.seed),
+              "producer": producer(run_preflight, group=group, seed=seed),
               **pf, "wall_s": round(time.monotonic() - t0, 1)}  # fmt: skip
         write_json(path, pf, default=str)
     return json.loads(path.read_text())

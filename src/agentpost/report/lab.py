@@ -151,6 +151,21 @@ def not_run(registered: dict[str, list[dict[str, Any]]], docs: dict[str, dict[st
     return out
 
 
+def policy_of(doc: dict[str, Any]) -> dict[str, Any]:
+    """Which SFT policy an experiment started from (its document's ``sft`` block)."""
+    sft = doc.get("sft") or {}
+    return {"params": sft.get("params"), "stage1_epochs": (sft.get("config") or {}).get(
+                "sft_epochs"), "supervised_tokens": sft.get("supervised_tokens"),
+            "loss_last": sft.get("loss_last")}  # fmt: skip
+
+
+def policies(hero: dict[str, Any], scvd: dict[str, Any]) -> dict[str, Any]:
+    """Both experiments' SFT policies and whether they are the same one (so no table mixes the
+    figures of two policies unlabelled); the pre-flight above is the HERO folder's."""
+    h, c = policy_of(hero), policy_of(scvd)
+    return {"hero": h, "scvd": c, "same": h == c and h["params"] is not None}
+
+
 def results_doc(hero: dict[str, Any], scvd: dict[str, Any], load: str = "",
                 registered: dict[str, list[dict[str, Any]]] | None = None,
                 code: str = "") -> dict[str, Any]:  # fmt: skip
@@ -183,6 +198,7 @@ def results_doc(hero: dict[str, Any], scvd: dict[str, Any], load: str = "",
                 "rollouts",
             )
         },  # fmt: skip
+        "policy": policies(hero, scvd),
         "seeds": {"hero": hero.get("seeds"), "scvd": scvd.get("seeds")},
         "directions": [
             {
@@ -213,6 +229,13 @@ def runs_markdown(res: dict[str, Any]) -> str:
              f"{res['seeds'].get(exp)}; training {res.get('train_s', {}).get(exp)} s summed over "
              f"its runs; the last (resuming) invocation {res['wall_s'].get(exp)} s"
              for exp in ("hero", "scvd")]  # fmt: skip
+    pol = res.get("policy") or {}
+    if pol:
+        known = all((pol.get(e) or {}).get("params") is not None for e in ("hero", "scvd"))
+        lines.append("- policy: " + ("not recorded in the experiments' documents" if not known
+                                     else "the same SFT checkpoint in both experiments"
+                                     if pol.get("same") else "DIFFERENT SFT checkpoints: "
+                                     f"hero {pol.get('hero')}, scvd {pol.get('scvd')}"))  # fmt: skip
     lines.append(
         f"- load average (1, 5, 15 min): "
         f"{prod.get('load') or 'not given'}; code: {prod.get('code') or 'not given'}"
