@@ -231,3 +231,11 @@ for name in ("pip", "setuptools", "wheel"):
         wheels = "--no-index --find-links /usr/share/python-wheels --force-reinstall pip"
         r = box.exec(f"python3 -m pip install {wheels} && pip --version", user="0")
         assert r.exit_code == 0 and "/usr/local/" in r.stdout, r
+
+
+def test_a_task_asking_more_cpus_than_the_host_has_gets_them_all(backend, image):
+    """TB2's rstan-to-pystan asks ``cpus = 4``; docker refuses ``--cpus`` above the host's count
+    (here 2), so the sandbox never started. More CPUs than the host has is no bound at all."""
+    spec = SandboxSpec(image=image, limits=Limits(cpus=float((os.cpu_count() or 1) + 2)))
+    with backend.create(spec) as box:
+        assert box.exec("echo ok").stdout == "ok\n"

@@ -25,7 +25,8 @@ Users: ``spec.user`` (Harbor's ``[agent].user``) runs every exec as that image u
 ``exec(user=...)`` names another (the verifier runs as root by default).
 
 Limits are container-wide: ``--pids-limit``, ``--memory`` (swap included; the smaller of
-``memory_bytes`` and ``sandbox_memory_bytes``), ``--cpus``, ``--ulimit fsize``. Not enforced
+``memory_bytes`` and ``sandbox_memory_bytes``), ``--cpus`` (at most the host's count: docker
+refuses more), ``--ulimit fsize``. Not enforced
 here as a kernel quota: ``disk_bytes`` (overlay2 and volumes have none without xfs project
 quotas); instead, while a command runs, the size of the container layer and the volumes is
 polled every ``DISK_POLL_S`` and the command is killed past the quota ("disk quota"; it can
@@ -187,8 +188,8 @@ class DockerSandbox:
         args = ["--pids-limit", str(lim.processes), "--memory", str(memory)]
         args += ["--memory-swap", str(memory)]
         args += ["--ulimit", f"fsize={lim.file_bytes}:{lim.file_bytes}"]
-        if getattr(lim, "cpus", None):
-            args += ["--cpus", str(lim.cpus)]
+        if getattr(lim, "cpus", None):  # docker refuses more than the host has: that is no bound
+            args += ["--cpus", str(min(lim.cpus, float(os.cpu_count() or 1)))]
         return args
 
     def _root_exec(self, script: str) -> None:
