@@ -160,3 +160,15 @@ def test_provisioning_step_runs_the_helper_as_root_and_gives_the_user_back():
     assert json.loads(needs_json(needs))["uv_version"] == "0.9.5"
     assert last_user("FROM a\nUSER x\nFROM b\nRUN true\n") is None
     assert last_user("FROM a\nUSER x\nRUN y\nUSER agent\n") == "agent"
+
+
+def test_r_packages_from_cran_are_named():
+    """TB2's mcmc-sampling-stan installs rstan from CRAN at solve time (an R heredoc)."""
+    r = (
+        "Rscript -e \"install.packages('remotes', repos='https://cloud.r-project.org/')\"\n"
+        "remotes::install_version('rstan', version='2.32.7', repos = c(\"https://cran.r-project.org\"))\n"
+    )
+    assert read_needs({"solve.sh": r}).to_json()["notes"] == [
+        "solve.sh: fetches from cloud.r-project.org (no registry here serves it)",
+        "solve.sh: fetches from cran.r-project.org (no registry here serves it)",
+    ]

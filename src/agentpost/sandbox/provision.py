@@ -81,6 +81,8 @@ _FETCH = re.compile(
 _HUB = re.compile(
     r"\b(from_pretrained|load_dataset|hf_hub_download|snapshot_download|torch\.hub\.load)\("
 )
+# R's package repositories (install.packages, remotes::install_version ...: CRAN and mirrors)
+_R_REPOS = re.compile(r"\brepos\s*=\s*(?:c\(\s*)?[\"'](?:https?|ftp)://([A-Za-z0-9.-]+)")
 _PY_URL = re.compile(
     r"\b(?:requests\.get|requests\.post|urlopen|urlretrieve|httpx\.get|wget\.download)\(\s*"
     r"[\"'](?:https?|ftp)://([A-Za-z0-9.-]+)"
@@ -271,7 +273,7 @@ def _read_line(line: str, label: str, needs: Needs) -> None:
     for m in _HUB.finditer(line):
         hub = "download.pytorch.org" if m.group(1).startswith("torch") else "huggingface.co"
         notes.append(f"{label}: fetches from {hub} ({m.group(1)}; no registry here serves it)")
-    for m in [*_FETCH.finditer(line), *_PY_URL.finditer(line)]:
+    for m in [*_FETCH.finditer(line), *_PY_URL.finditer(line), *_R_REPOS.finditer(line)]:
         host = m.group(1) or (m.group(2) if m.re is _FETCH else "") or ""
         if host:
             _note_host(host, label, needs)
