@@ -46,13 +46,6 @@ SCOPES = (
 PANEL = "default panel (rule seats voting)"
 
 
-def withheld(scored_once: dict, once: str | None = None) -> set[str]:
-    """The held-out batches frozen but not scored yet (no ``scored_once`` entry), less ``once``."""
-    rows = [json.loads(x) for x in real_labels.LABELS.read_text().splitlines() if x.strip()]
-    frozen = {r.get("batch") for r in rows if r["split"] == "heldout"} - {None}
-    return frozen - set(scored_once) - {once}
-
-
 def measure(roots: list[Path], skip: set[str] = frozenset(), once: str | None = None) -> dict:
     """One report per scope, leaving out every scope that holds a label of a ``skip`` batch;
     ``once`` is the batch scored once now (calibrate_files withholds it otherwise)."""
@@ -120,7 +113,7 @@ def main(args: list[str]) -> None:
         return
     roots = [Path(a) for a in args]
     old = json.loads(OUT.read_text()) if OUT.exists() else {}
-    skip = withheld(old.get("scored_once", {}), once)
+    skip = real_labels.withheld(real_labels.LABELS, once)
     if skip:
         print("withheld until scored once:", ", ".join(sorted(skip)), "(no scope holding them)")
     doc = {

@@ -56,8 +56,11 @@ def withheld(path: Path = LABELS, once: str | None = None) -> set[str]:
     except (ValueError, AttributeError):
         raise InputError(record, "scored_once", "not a JSON object with scored_once") from None
     frozen = set()
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
-        row = json.loads(line) if line.strip() else {}
+    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        try:
+            row = json.loads(line) if line.strip() else {}
+        except ValueError as e:
+            raise InputError(path, f"line {n}", f"not a JSON object: {e}") from None
         if isinstance(row, dict) and row.get("split") == "heldout" and row.get("batch"):
             frozen.add(row["batch"])
     return frozen - scored - {once}
