@@ -344,7 +344,7 @@ class _Reader:
     def segment(self, seg: str) -> list[Change]:
         out: list[Change] = []
         for part in shell._pipe_parts(seg):
-            words = shell._words(part)
+            words = shell.split_words(part)
             if not words:
                 continue
             head = " ".join(words)

@@ -126,7 +126,7 @@ def _segment_kind(seg: str, scripts: dict[str, str]) -> str:
     """A shell segment as a check sees it: running a program (even one whose recorded body writes
     files: those writes are the change records' business) is ``run``; an unknown executable is
     ``run``; the shell's own classes otherwise."""
-    words = shell._words(seg)
+    words = shell.split_words(seg)
     if not words:
         return "other"
     w0 = words[0].rsplit("/", 1)[-1] if not words[0].startswith("./") else words[0]
@@ -276,7 +276,7 @@ def _confirms_edit(views: list[View], k: int, changed: set[str]) -> bool:
     it names next (no run between), it is part of the construction (``data/real-labels.md``
     section 3: "a grep that the sed applied"), for every seat."""
     v = views[k]
-    words = shell._words(v.text)
+    words = shell.split_words(v.text)
     if v.kind != "inspect" or not words or words[0] not in ("grep", "egrep", "rg"):
         return False
     args = [w for w in words[1:] if not w.startswith("-")]
@@ -369,7 +369,7 @@ def candidate(seat: str, views: list[View]) -> int | None:
 
 def _asserting(views: list[View], v: View) -> bool:
     """The run executes a file whose recorded content asserts (a silent run is then a pass)."""
-    words = shell._words(v.text)
+    words = shell.split_words(v.text)
     target = words[1] if len(words) > 1 else ""
     base = target.rsplit("/", 1)[-1]
     for u in views:

@@ -122,7 +122,9 @@ def _mask_quotes(text: str) -> str:
     )
 
 
-def _words(segment: str) -> list[str]:
+def split_words(segment: str) -> list[str]:
+    """The words of ``segment``'s first line by shell quoting, less leading ``VAR=...``, ``sudo``,
+    ``env``, ``time`` and ``timeout N`` (``seats`` and ``changes`` read commands with it too)."""
     head = segment.split("\n", 1)[0]
     try:
         words = shlex.split(head, comments=True)
@@ -221,7 +223,7 @@ def classify_part(part: str, scripts: dict[str, str] | None = None, depth: int =
     """One pipeline component → modify/run/inspect/other. Writes only under /tmp, or only to
     probe files (``reproduce.py``, ``test_x.py``, ...), are set aside (``other``); running a
     script whose recorded body modifies state is ``modify``."""
-    words = _words(part)
+    words = split_words(part)
     if not words:
         return "other"
     scripts = scripts or {}
@@ -260,7 +262,7 @@ def classify_segment(segment: str, scripts: dict[str, str] | None = None, depth:
 
 def written_paths(segment: str, scripts: dict[str, str] | None = None) -> list[str]:
     """Files a segment visibly writes, including those written by a recorded script it runs."""
-    words = _words(segment)
+    words = split_words(segment)
     if not words:
         return []
     out = list(_modification(words, segment) or [])
@@ -271,7 +273,7 @@ def written_paths(segment: str, scripts: dict[str, str] | None = None) -> list[s
         body = (scripts or {})[script]
         out += _WRITE_TARGET.findall(body)
         for seg in split_segments(body) if not script.endswith(".py") else []:
-            w = _words(seg)
+            w = split_words(seg)
             out += list(_modification(w, seg) or []) if w else []
     return [p for p in out if p and not p.startswith("-")]
 
@@ -279,7 +281,7 @@ def written_paths(segment: str, scripts: dict[str, str] | None = None) -> list[s
 def heredoc_files(segment: str) -> dict[str, str]:
     """Files written from a heredoc (``cat > path <<'EOF' ... EOF``): path → body."""
     head, _, body = segment.partition("\n")
-    words = _words(segment)
+    words = split_words(segment)
     if not body or not words or words[0] not in ("cat", "tee"):
         return {}
     targets = _targets(segment) or (_args(words)[:1] if words[0] == "tee" else [])
