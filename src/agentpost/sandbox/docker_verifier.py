@@ -12,7 +12,12 @@ The tests run in a second container of the task's image beside the agent's, neve
   agent container's own volumes, mounted by name, or fresh volumes holding a *copy* of them when
   the agent's servers were kept (``keep_processes``: a live server cannot change what the tests
   read or plant a link meanwhile). The copy is made by a one-off container of the same image
-  that sees the agent's volumes read-only;
+  that sees the agent's volumes read-only. With ``writable_root`` the agent's dirs, ``/tmp`` and
+  the home are its container layer's (one filesystem, as in Harbor), so they come in the
+  committed image below, a copy already, and the agent's ``/tmp`` is the tests' ``/tmp`` as in
+  Harbor's one container; ``/tests`` and ``/logs`` are still fresh volumes, and empty ones
+  (``volume-nocopy``) when the image is the agent's commit: what the agent wrote there in its
+  layer is never the tests' (a planted ``/logs/verifier/reward.txt``, a ``/tests/conftest.py``);
 - **the network**: none, or, when servers were kept or the task has compose services, the agent
   container's network namespace (``--network container:<agent>``): the tests reach them on
   loopback (and the services by name) and share nothing else;
@@ -52,9 +57,10 @@ class DockerVerifier(DockerSandbox):
     def __init__(self, agent: DockerSandbox, kept: int):
         self.agent = agent
         self.kept = kept
-        self.copied = kept > 0
+        self.layer = agent.spec.writable_root  # the agent's dirs come with its committed layer
+        self.copied = kept > 0 and not self.layer
         self.agent_dirs = tuple(p for p in agent.layout.mounts if p not in VERIFIER_DIRS)
-        self.shares_net = self.copied or bool(agent.spec.services)
+        self.shares_net = kept > 0 or bool(agent.spec.services)
         user = agent.spec.user
         self.agent_user = None if user in (None, "", "0", "root", "0:0") else user
         changed = agent.spec.writable_root and _root_changed(agent)
@@ -78,6 +84,12 @@ class DockerVerifier(DockerSandbox):
             except BaseException:
                 self.close()
                 raise
+
+    @property
+    def swept_dirs(self) -> tuple[str, ...]:
+        """Where the link sweep looks (``tasks.verifier.run_tests``): the agent's dirs, and,
+        from a writable root, its ``/tmp`` and home, which are the tests' here."""
+        return (*self.agent_dirs, *(("/tmp", "/root") if self.layer else ()))
 
     def _run_tmpfs(self) -> str:
         return "/run:size=1m,exec"  # as-agent is installed there (docker's default: noexec)
@@ -109,6 +121,11 @@ class DockerVerifier(DockerSandbox):
 
     def _volume_args(self) -> list[str]:
         args = []
+        if self.layer:  # an empty volume each: not filled from the agent's commit
+            for path in VERIFIER_DIRS:
+                nocopy = ",volume-nocopy=true" if self.committed else ""
+                args += ["--mount", f"type=volume,destination={path}{nocopy}"]
+            return args
         for path in sorted({*VERIFIER_DIRS, "/tmp", "/root"}):
             args += ["-v", path]
         for path in self.agent_dirs:
