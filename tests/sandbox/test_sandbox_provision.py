@@ -4,7 +4,12 @@ shapes real Terminal-Bench 2 and Harbor tasks use."""
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 
+from shared_data import require
+
+from agentpost.sandbox import provision
 from agentpost.sandbox.provision import (
     CONTEXT_DIR,
     RUNTIME_ENV,
@@ -172,3 +177,66 @@ def test_r_packages_from_cran_are_named():
         "solve.sh: fetches from cloud.r-project.org (no registry here serves it)",
         "solve.sh: fetches from cran.r-project.org (no registry here serves it)",
     ]
+
+
+UV_PYTHONS = """#!/bin/bash
+uv venv -p 3.12 .tb
+uv venv --python 3.11 other
+uv venv plain
+uv run -p 3.10 pytest -q
+uv run --python=3.9 --with pytest==8.4.1 pytest
+uv pip install --python 3.12 rich==13.0.0
+uvx -p 3.13 -w pytest==8.4.1 pytest
+"""
+
+
+def test_the_interpreters_uv_venv_run_and_pip_ask_are_read():
+    """TB2's mailman runs ``uv venv -p 3.12`` (Ubuntu 24.04's Python): an interpreter the image
+    must have, since uv may not download one offline. ``uvx -p`` is replayed at build (its own
+    error names it), so it is not listed twice."""
+    needs = read_needs({"tests/test.sh": UV_PYTHONS}).to_json()
+    assert needs["pythons"] == [
+        {"python": "3.12", "how": "uv venv -p 3.12", "where": "tests/test.sh"},
+        {"python": "3.11", "how": "uv venv --python 3.11", "where": "tests/test.sh"},
+        {"python": "3.10", "how": "uv run -p 3.10", "where": "tests/test.sh"},
+        {"python": "3.9", "how": "uv run --python=3.9", "where": "tests/test.sh"},
+        {"python": "3.12", "how": "uv pip install --python 3.12", "where": "tests/test.sh"},
+    ]
+    assert needs["pip"] == {"3.12": ["rich==13.0.0"], "3.9": ["pytest==8.4.1"]}
+
+
+def test_mailmans_test_asks_python_312():
+    test_sh = require() / "tasks" / "terminal-bench-2" / "mailman" / "tests" / "test.sh"
+    needs = read_needs({"tests/test.sh": test_sh.read_text()}).to_json()
+    assert {"python": "3.12", "how": "uv venv -p 3.12", "where": "tests/test.sh"} in needs[
+        "pythons"
+    ]
+
+
+def test_the_image_helper_names_an_interpreter_it_lacks():
+    """The build-time helper (stdlib only, run here on the host's Python): a minor version the
+    image has is served; one it lacks is named with the command and file that ask it."""
+    sys.path.insert(0, str(Path(provision.__file__).parent))
+    try:
+        import provision_image
+    finally:
+        sys.path.pop(0)
+    have = provision_image.PY3
+    report = {"unservable": [], "notes": []}
+    provision_image.provision_pythons(
+        {
+            "pythons": [
+                {"python": have, "how": f"uv venv -p {have}", "where": "tests/test.sh"},
+                {"python": "3.99", "how": "uv venv -p 3.99", "where": "tests/test.sh"},
+            ]
+        },
+        report,
+    )
+    [item] = report["unservable"]
+    assert item["what"] == "Python 3.99 (uv venv -p 3.99)"
+    assert item["why"].startswith("tests/test.sh asks Python 3.99 (uv venv -p 3.99); the image")
+    assert have in item["why"].split("has Python ")[1].split(" only")[0]
+    assert "uv cannot download interpreters offline" in item["why"]
+    report = {"unservable": [], "notes": []}
+    provision_image.provision_pythons({}, report)  # a needs.json written before this key
+    assert report["unservable"] == []

@@ -150,3 +150,25 @@ def test_pip_installs_from_an_index_the_sandbox_itself_serves(docker):
         r = box.exec("python3 -m pip install --force-reinstall wheel", user="0", timeout_s=120)
         assert r.exit_code == 0 and " wheel-" in r.stdout.split("Successfully installed")[-1], r
         assert "ignored" not in r.stdout + r.stderr, r  # the served wheel is on the local index
+
+
+@pytest.mark.timeout(900)
+def test_tasks_check_names_a_python_the_image_lacks(docker, tmp_path):
+    """TB2's mailman: ``uv venv -p 3.12`` in test.sh (Ubuntu 24.04's Python); the Debian 13
+    base has 3.13 only and uv may not download one offline. ``tasks check`` says so: never a
+    bare oracle 0. (Only that line of mailman's test.sh, so the build stays small.)"""
+    task = tmp_path / "py312"
+    shutil.copytree(SHAPES / "py313-verifier", task)
+    (task / "tests" / "test.sh").write_text(
+        "#!/bin/bash\nuv venv -p 3.12 .tb && echo 1 > /logs/verifier/reward.txt"
+        " || echo 0 > /logs/verifier/reward.txt\n"
+    )
+    _register()
+    out = CliRunner().invoke(
+        app, ["tasks", "check", "--suite", str(tmp_path), "--backend", "docker"]
+    )
+    assert out.exit_code == 1, out.stdout
+    assert "cannot serve Python 3.12 (uv venv -p 3.12): tests/test.sh asks Python 3.12" in (
+        out.stdout
+    )
+    assert "has Python 3.13 only; uv cannot download interpreters offline" in out.stdout

@@ -22,6 +22,9 @@ commands are found by pattern, a line continuation joined, quotes and list comma
   ``--version``, and ``uv init`` + ``uv add``, into uv's cache
   (``UV_CACHE_DIR=/opt/agentpost/uv-cache``): uv then resolves, and reuses the tool environment,
   offline (``-p 3.13`` finds the image's python3.13; uv never downloads one);
+- check that the image has each interpreter a ``uv venv -p 3.12`` / ``uv run --python 3.12`` /
+  ``uv pip install --python 3.12`` asks (uv may not download one offline), and name the one it
+  lacks (TB2's mailman asks Ubuntu 24.04's 3.12; the Debian 13 base has 3.13 only);
 - fill npm's cache for ``npm install`` (``npm_config_offline``);
 - install the uv version a test's ``astral.sh/uv/VERSION/install.sh`` line asks for.
 
@@ -68,6 +71,7 @@ _PIP = re.compile(
 _UVX = re.compile(r"(?:^|[\s;&|(`\"'\[,])(?:uvx|uv\s+tool\s+run)\b(.*)")
 _UV_ADD = re.compile(r"(?:^|[\s;&|(`\"'\[,])uv\s+add\b(.*)")
 _UV_RUN = re.compile(r"(?:^|[\s;&|(`\"'\[,])uv\s+run\b(.*)")
+_UV_VENV = re.compile(r"(?:^|[\s;&|(`\"'\[,])uv\s+venv\b(.*)")
 _APT = re.compile(r"(?:^|[\s;&|(`\"'\[,])apt(?:-get)?((?:\s+-[-\w=.:]+)*)\s+install\b(.*)")
 _APT_SOURCE = re.compile(r"(?:^|[\s;&|(`\"'\[,])apt-get((?:\s+-[-\w=.:]+)*)\s+source\b(.*)")
 _NPM = re.compile(r"(?:^|[\s;&|(`\"'\[,])npm\s+(?:install|i|add)\b(.*)")
@@ -129,6 +133,7 @@ class Needs:
 
     pip: dict[str, list[str]] = field(default_factory=dict)
     uvx: list[dict] = field(default_factory=list)  # {python, with, from, tool}
+    pythons: list[dict] = field(default_factory=list)  # {python, how, where}: uv venv/run -p
     uv_projects: list[list[str]] = field(default_factory=list)
     apt: list[tuple[list[str], bool]] = field(default_factory=list)
     apt_source: list[str] = field(default_factory=list)
@@ -138,13 +143,22 @@ class Needs:
 
     def empty(self) -> bool:
         return not (
-            self.pip or self.uvx or self.uv_projects or self.apt or self.apt_source or self.npm
+            self.pip
+            or self.uvx
+            or self.pythons
+            or self.uv_projects
+            or self.apt
+            or self.apt_source
+            or self.npm
         ) and (self.uv_version is None)
 
     def to_json(self) -> dict:
         return {
             "pip": {k: _dedupe(v) for k, v in sorted(self.pip.items())},
             "uvx": [dict(u) for u in {json.dumps(u, sort_keys=True): u for u in self.uvx}.values()],
+            "pythons": [
+                dict(u) for u in {json.dumps(u, sort_keys=True): u for u in self.pythons}.values()
+            ],
             "uv_projects": self.uv_projects,
             "apt": [[sorted(set(p)), r] for p, r in self.apt],
             "apt_source": sorted(set(self.apt_source)),
@@ -247,6 +261,28 @@ def _python_of(value) -> str:
     return m.group(1) if m else ""
 
 
+def _python_asked(words: list[str], options_only: bool) -> tuple[str, str]:
+    """(minor version, the option as written: ``-p 3.12`` / ``--python=3.12``) of a uv
+    command's words, or ``("", "")``. ``options_only``: stop at the first positional word (what
+    ``uv run`` runs: ``pytest -p no:cacheprovider`` is pytest's own ``-p``)."""
+    for i, w in enumerate(words):
+        prev = words[i - 1] if i else ""
+        if w in ("-p", "--python") and i + 1 < len(words):
+            return _python_of(words[i + 1]), f"{w} {words[i + 1]}"
+        if w.startswith("--python="):
+            return _python_of(w.partition("=")[2]), w
+        if options_only and not w.startswith("-") and prev not in PIP_VALUE_OPTS:
+            break
+    return "", ""
+
+
+def _ask_python(needs: Needs, command: str, words: list[str], label: str, options_only: bool):
+    py, flag = _python_asked(words, options_only)
+    if py:
+        needs.pythons.append({"python": py, "how": f"{command} {flag}", "where": label})
+    return py
+
+
 def read_needs(texts: dict[str, str]) -> Needs:
     """``texts``: {label (a file name, for notes): content}. The installs they contain."""
     needs = Needs()
@@ -281,6 +317,9 @@ def _read_line(line: str, label: str, needs: Needs) -> None:
         pos, opts = _positionals(segment(m.group(3)), PIP_VALUE_OPTS)
         minor = m.group(1) or m.group(2)
         py = _python_of((opts.get("--python") or opts.get("-p") or [""])[-1])
+        if py:  # ``uv pip install --python 3.12``: that interpreter must be in the image
+            command = " ".join(line[m.start() : m.start(3)].strip(" \t;&|(`\"'[,").split())
+            _ask_python(needs, command.rsplit("/", 1)[-1], segment(m.group(3)), label, False)
         py = py or (f"3{minor}" if minor else "")
         reqs = _requirements(pos, notes, label)
         for url in (
@@ -316,11 +355,15 @@ def _read_line(line: str, label: str, needs: Needs) -> None:
         if reqs:
             needs.uv_projects.append(reqs)
     for m in _UV_RUN.finditer(line):
-        _, opts = _positionals(segment(m.group(1)), PIP_VALUE_OPTS)
+        words = segment(m.group(1))
+        py = _ask_python(needs, "uv run", words, label, True)
+        _, opts = _positionals(words, PIP_VALUE_OPTS)
         withs = [v for k in ("--with", "-w") for v in opts.get(k, []) if isinstance(v, str)]
         reqs = _requirements([p for v in withs for p in v.split(",")], notes, label)
         if reqs:
-            needs.pip.setdefault("", []).extend(reqs)
+            needs.pip.setdefault(py, []).extend(reqs)
+    for m in _UV_VENV.finditer(line):
+        _ask_python(needs, "uv venv", segment(m.group(1)), label, False)
     for m in _APT.finditer(line):
         pos, opts = _positionals(segment(m.group(2)), APT_VALUE_OPTS)
         _, opts0 = _positionals(m.group(1).split(), APT_VALUE_OPTS)

@@ -18,7 +18,10 @@ them. It
    project builds offline; writes ``/etc/pip.conf`` (no index, find-links);
 3. uv: installs the uv version a test's installer line names; replays ``uv init`` + ``uv add``
    into ``/opt/agentpost/uv-cache`` (uv resolves a project for every platform);
-4. npm: fills ``/opt/agentpost/npm-cache`` for each ``npm install``.
+4. npm: fills ``/opt/agentpost/npm-cache`` for each ``npm install``;
+5. interpreters: each Python a ``uv venv -p`` / ``uv run -p`` / ``uv pip install --python``
+   asks must be in the image (uv may not download one offline): one it lacks is named, with the
+   file and command that ask it and the Pythons the image has.
 
 An apt pin this release does not have (an Ubuntu build such as ``4.3.3-2build2``, a Debian
 point release since superseded) is served by the release's own version of that package, listed
@@ -134,6 +137,47 @@ def provision_uv(needs, report):
         shutil.rmtree(d, ignore_errors=True)
 
 
+def pythons_here():
+    """The minor versions of the ``python3.N`` executables on PATH (python3's own among them)."""
+    found = {PY3}
+    for d in os.environ.get("PATH", "").split(os.pathsep):
+        try:
+            names = os.listdir(d) if d else []
+        except OSError:
+            continue
+        for name in names:
+            m = re.fullmatch(r"python(3\.\d+)", name)
+            if m and os.access(os.path.join(d, name), os.X_OK):
+                found.add(m.group(1))
+    return sorted(found, key=lambda v: tuple(int(x) for x in v.split(".")))
+
+
+def system_name():
+    """`` (Debian GNU/Linux 13 (trixie))`` from /etc/os-release, or ``""``."""
+    try:
+        with open("/etc/os-release") as f:
+            m = re.search(r'^PRETTY_NAME="?([^"\n]*)', f.read(), re.M)
+    except OSError:
+        return ""
+    return f" ({m.group(1)})" if m else ""
+
+
+def provision_pythons(needs, report):
+    """Name each interpreter asked for that the image lacks (the first command asking it)."""
+    have, said = pythons_here(), set()
+    for ask in needs.get("pythons", []):
+        version = ask["python"]
+        if version in have or version in said:
+            continue
+        said.add(version)
+        report["unservable"].append({
+            "what": f"Python {version} ({ask['how']})",
+            "why": f"{ask['where']} asks Python {version} ({ask['how']}); the image"
+            f"{system_name()} has Python {', '.join(have)} only; uv cannot download interpreters"
+            " offline (UV_PYTHON_DOWNLOADS=never)",
+        })  # fmt: skip
+
+
 def provision_npm(needs, report):
     if not needs["npm"]:
         return
@@ -171,6 +215,7 @@ def main(path):
     provision_pip(needs, report)
     provision_uv(needs, report)
     provision_npm(needs, report)
+    provision_pythons(needs, report)
     for d in (UV_CACHE, NPM_CACHE):
         os.makedirs(d, exist_ok=True)
         open_up(d)
