@@ -20,7 +20,6 @@ import pytest
 
 from agentpost.ingress.keys import LinkRefused
 from agentpost.sandbox.base import SandboxSpec
-from agentpost.sandbox.docker import DockerBackend
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -31,18 +30,13 @@ RENAME = (
 
 
 @pytest.fixture(scope="module")
-def backend() -> DockerBackend:
-    docker = DockerBackend()
-    if not docker.available():
-        pytest.skip("no docker daemon answers (bash scripts/dockerd.sh start)")
+def backend(docker):
     return docker
 
 
 @pytest.fixture(scope="module")
-def image(backend) -> str:
-    from agentpost.sandbox.images import ensure_base
-
-    return ensure_base(backend, "python")
+def image(python_image):
+    return python_image
 
 
 def _root(image: str) -> SandboxSpec:
