@@ -72,7 +72,7 @@ from agentpost.sandbox.capture import argv_of, kill_group, run_capped, runaway_b
 from agentpost.sandbox.docker_guard import DiskGuard
 from agentpost.sandbox.docker_reaper import LABEL, ensure_watchdog, owner_of, prune_stale
 from agentpost.sandbox.docker_server import NO_PYTHON, DockerServer
-from agentpost.sandbox.docker_volumes import DISK_POLL_S, DiskWatch, VolumeLayout
+from agentpost.sandbox.docker_volumes import DISK_POLL_S, DiskWatch, VolumeLayout, layer_state
 from agentpost.sandbox.exec_client import ServerDied, StartFailed
 
 __all__ = ["LABEL", "DockerBackend", "DockerSandbox"]
@@ -141,6 +141,8 @@ class DockerSandbox:
                 docker_services.wait_healthy(backend, self.name, spec.services)
             if spec.keep_processes and self.executor is not None and self._disk.active:
                 self._guard = DiskGuard(self)  # the quota between commands (docker_guard.py)
+            # what set-up left in the layer: the verifier commits it only when it changed
+            self.layer_base = layer_state(backend, self.name) if spec.writable_root else None
         except BaseException:
             self.close()
             raise

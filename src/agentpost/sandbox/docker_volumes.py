@@ -169,16 +169,52 @@ def _copy_owned(src: str, dest: str) -> None:
             os.lchown(d, st.st_uid, st.st_gid)
 
 
+LAYER_STATE_MAX = 1000  # entries; past it the layer counts as changed
+
+
+def upper_dir(backend, container: str) -> str:
+    """overlay2's upper directory of ``container`` (its own writes), "" when docker names none."""
+    return backend.cli(
+        "inspect", "--format", "{{.GraphDriver.Data.UpperDir}}", container,
+        timeout_s=60, check=False,
+    ).strip()  # fmt: skip
+
+
+def layer_state(backend, container: str) -> dict[str, tuple] | None:
+    """What ``container``'s layer holds, entry by entry (its upper dir, read on the host with
+    ``lstat``, never following a link): type and mode, owner, size, mtime, device number and
+    every xattr (overlay's opaque-dir mark among them, and whiteouts are device nodes), the
+    upper dir itself as ``.``; None when unknown or past ``LAYER_STATE_MAX`` entries. Equal to
+    the state right after set-up, the layer holds nothing of the agent's (an ``/app`` emptied
+    and made again, re-moded or replaced by a link all differ)."""
+    upper = upper_dir(backend, container)
+    if not upper or not os.path.isdir(upper):
+        return None
+    state: dict[str, tuple] = {}
+    for root, dirs, files in os.walk(upper):
+        for name in ([] if root != upper else ["."]) + dirs + files:
+            path = os.path.normpath(os.path.join(root, name))
+            try:
+                st = os.lstat(path)
+                keys = sorted(os.listxattr(path, follow_symlinks=False))
+                xattrs = tuple((k, os.getxattr(path, k, follow_symlinks=False)) for k in keys)
+            except OSError:
+                return None
+            state[os.path.relpath(path, upper)] = (
+                st.st_mode, st.st_uid, st.st_gid, st.st_size, st.st_mtime_ns, st.st_rdev, xattrs
+            )  # fmt: skip
+            if len(state) > LAYER_STATE_MAX:
+                return None
+    return state
+
+
 class DiskWatch:
     """What a docker sandbox has written since it started: its container layer (overlay2's
     upper directory, on this host) and its volumes, against ``quota`` bytes (0: none). The
     volumes' first contents (Docker copies the image's files in) are the baseline, not writes."""
 
     def __init__(self, backend, container: str, layout: VolumeLayout, quota: int):
-        upper = backend.cli(
-            "inspect", "--format", "{{.GraphDriver.Data.UpperDir}}", container,
-            timeout_s=60, check=False,
-        ).strip()  # fmt: skip
+        upper = upper_dir(backend, container)
         self.dirs = [d for d in [upper, *layout.host_dirs] if d and os.path.isdir(d)]
         self.quota = quota
         self.base = self.used() if quota else 0
