@@ -195,3 +195,23 @@ def test_a_device_node_in_the_agents_layer_is_never_opened_by_the_host(
                 box.get(path)
         box.snapshot(str(tmp_path / "s.tar"))
         assert opens() == 0
+
+
+DEEP = (
+    "python3 -c \"import os\nos.chdir('/app')\nfor _ in range(24):\n"
+    "    os.mkdir('d' * 200); os.chdir('d' * 200)\n"
+    "open('big', 'wb').write(b'x' * (24 << 20))\""
+)
+
+
+def test_files_below_a_path_past_path_max_count_against_the_disk_quota(docker, python_image):
+    """The disk poll walked the layer by host path: a dir nested past ``PATH_MAX`` (the host's
+    path of the upper dir is ~100 bytes longer still) could not be listed, the walk skipped it
+    silently, and what lay below never counted."""
+    from agentpost.sandbox.base import Limits
+
+    spec = SandboxSpec(image=python_image, writable_root=True, limits=Limits(disk_bytes=8 << 20))
+    with docker.create(spec) as box:
+        before = box._disk.used()
+        box.exec(DEEP, timeout_s=120)
+        assert box._disk.used() - before > 20 << 20

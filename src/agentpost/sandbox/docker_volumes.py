@@ -190,22 +190,30 @@ def layer_state(backend, container: str) -> dict[str, tuple] | None:
     upper = upper_dir(backend, container)
     if not upper or not os.path.isdir(upper):
         return None
+    try:
+        return _layer_state(upper)
+    except (OSError, RecursionError):  # a dir it could not list, a tree too deep: unknown
+        return None
+
+
+def _layer_state(upper: str) -> dict[str, tuple] | None:
     state: dict[str, tuple] = {}
-    for root, dirs, files in os.walk(upper):
+    for root, dirs, files in os.walk(upper, onerror=_raise):
         for name in ([] if root != upper else ["."]) + dirs + files:
             path = os.path.normpath(os.path.join(root, name))
-            try:
-                st = os.lstat(path)
-                keys = sorted(os.listxattr(path, follow_symlinks=False))
-                xattrs = tuple((k, os.getxattr(path, k, follow_symlinks=False)) for k in keys)
-            except OSError:
-                return None
+            st = os.lstat(path)
+            keys = sorted(os.listxattr(path, follow_symlinks=False))
+            xattrs = tuple((k, os.getxattr(path, k, follow_symlinks=False)) for k in keys)
             state[os.path.relpath(path, upper)] = (
                 st.st_mode, st.st_uid, st.st_gid, st.st_size, st.st_mtime_ns, st.st_rdev, xattrs
             )  # fmt: skip
             if len(state) > LAYER_STATE_MAX:
                 return None
     return state
+
+
+def _raise(e: OSError) -> None:
+    raise e
 
 
 class DiskWatch:
