@@ -83,7 +83,7 @@ class DockerVerifier(DockerSandbox):
             self._remove_image()
             raise
         try:
-            if self.layer:
+            if self.committed:  # (an unchanged root is the task's image: not the agent's)
                 self._check_own_dirs()
             if self.copied:
                 self._copy_in()

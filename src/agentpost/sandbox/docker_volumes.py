@@ -113,7 +113,15 @@ class VolumeLayout:
             os.close(fd)
         try:
             with contextlib.ExitStack() as stack:
-                dirs = {w: stack.enter_context(self.host_dir(w)) for w in self.mounts}
+                dirs = {}
+                for w, volume in self.mounts.items():
+                    try:
+                        dirs[w] = stack.enter_context(self.host_dir(w))
+                    except FileNotFoundError:
+                        if volume is not None:
+                            raise
+                        # the agent removed it from its layer: that is its state (restored
+                        # as an empty dir), no fault of ours
                 archive(dest, dirs, self.bounds)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):  # (refused before the tar was made)
