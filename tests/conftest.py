@@ -36,6 +36,14 @@ def docker():
 
 
 @pytest.fixture(scope="module")
+def python_image(docker) -> str:
+    """The offline ``python`` base image (built on first use, cached by content hash)."""
+    from agentpost.sandbox.images import ensure_base
+
+    return ensure_base(docker, "python")
+
+
+@pytest.fixture(scope="module")
 def tmux_backend(backend):
     if not shutil.which("tmux"):
         pytest.skip("tmux not available")

@@ -117,3 +117,27 @@ def test_put_replaces_a_hard_link_instead_of_writing_through_it(tmp_path: Path):
     after = canaries.state()["passwd"]  # unlinked from /app: its link count and ctime moved
     mode, mtime, digest = 0, 4, 7
     assert [after[i] for i in (mode, mtime, digest)] == [before[i] for i in (mode, mtime, digest)]
+
+
+def test_a_root_mount_keeps_dotdot_and_links_inside_the_container_root(tmp_path: Path):
+    """A root mount (``"/"``: a writable-root container's layer, ``docker_volumes``): ``..``
+    above it stays at its top, links resolve against it, and a link naming a host path is
+    that path inside the root (absent there), never the host's."""
+    root, host = tmp_path / "root", tmp_path / "host"
+    (root / "app").mkdir(parents=True)
+    (root / "etc").mkdir()
+    (root / "etc" / "hostname").write_text("sandbox\n")
+    host.mkdir()
+    (host / "secret").write_text("host\n")
+    (root / "app" / "up").symlink_to("../../../../../..")
+    (root / "app" / "abs").symlink_to("/etc")
+    (root / "app" / "h").symlink_to(host)
+    fs = MountTable({"/": str(root)})
+    assert fs.read("/app/up/etc/hostname") == b"sandbox\n"
+    assert fs.read("/../../etc/hostname") == b"sandbox\n"
+    assert fs.read("/app/abs/hostname") == b"sandbox\n"
+    with pytest.raises(FileNotFoundError):
+        fs.read("/app/h/secret")
+    fs.write("/app/h/planted", b"x")  # made inside the root, where the link points there
+    assert (root / host.relative_to("/") / "planted").read_bytes() == b"x"
+    assert sorted(p.name for p in host.iterdir()) == ["secret"]

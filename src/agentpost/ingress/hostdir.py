@@ -80,9 +80,20 @@ def descend(
 def open_regular(dir_fd: int, name: str, flags: int = os.O_RDONLY, *, hardlinks: bool = True,
                  where: str = "", mode: int = 0o644) -> int:  # fmt: skip
     """Open ``name`` in ``dir_fd`` as a regular file only (a symlink, FIFO, device, socket or,
-    without ``hardlinks``, a file with more than one link is ``LinkRefused``)."""
+    without ``hardlinks``, a file with more than one link is ``LinkRefused``). An existing file
+    is looked at through an ``O_PATH`` fd first and opened through that very fd
+    (``/proc/self/fd/N``): a device node a sandbox made (a root agent may ``mknod``) is never
+    opened with our rights, not even for the time of a check (a watchdog's open arms it)."""
     try:
-        fd = os.open(name, flags | FILE_FLAGS, mode, dir_fd=dir_fd)
+        if flags & os.O_CREAT:
+            try:  # a new file: nothing there to open
+                fd = os.open(name, flags | os.O_EXCL | FILE_FLAGS, mode, dir_fd=dir_fd)
+            except FileExistsError:
+                if flags & os.O_EXCL:
+                    raise
+                fd = _reopen_regular(dir_fd, name, flags & ~os.O_CREAT, where)
+        else:
+            fd = _reopen_regular(dir_fd, name, flags, where)
     except OSError as e:
         if e.errno in (errno.ELOOP, errno.ENXIO, errno.EISDIR):
             raise LinkRefused(f"{where or name}: not a regular file") from None
@@ -94,6 +105,16 @@ def open_regular(dir_fd: int, name: str, flags: int = os.O_RDONLY, *, hardlinks:
         raise LinkRefused(f"{where or name}: {what}")
     os.set_blocking(fd, True)
     return fd
+
+
+def _reopen_regular(dir_fd: int, name: str, flags: int, where: str) -> int:
+    path = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+    try:
+        if not stat.S_ISREG(os.fstat(path).st_mode):
+            raise LinkRefused(f"{where or name}: not a regular file")
+        return os.open(f"/proc/self/fd/{path}", (flags | FILE_FLAGS) & ~os.O_NOFOLLOW)
+    finally:
+        os.close(path)
 
 
 def read_fd(fd: int, limit: int, where: str) -> bytes:

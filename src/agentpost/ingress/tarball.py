@@ -56,7 +56,7 @@ def tree_size(dirs: Mapping[str, str], bounds: Bounds) -> int:
     ``bounds``."""
     seen: set[tuple[int, int]] = set()
     total = 0
-    for host in dirs.values():
+    for name, host in dirs.items():
         rfd = open_root(host)
         try:
             for key, st in walk(rfd, bounds=bounds):
@@ -64,7 +64,7 @@ def tree_size(dirs: Mapping[str, str], bounds: Bounds) -> int:
                     seen.add((st.st_dev, st.st_ino))
                     total += st.st_size
                     if total > bounds.max_bytes:
-                        raise TooLarge(f"{host}: the files below it hold more than {bounds.max_bytes} "
+                        raise TooLarge(f"{name}: the files below it hold more than {bounds.max_bytes} "
                                        f"bytes (apparent size; {key} reached it)")  # fmt: skip
         finally:
             os.close(rfd)

@@ -14,7 +14,10 @@ the command then runs:
 - in a Landlock domain (Linux 5.13+; ABI 6, Linux 6.12+, for the scopes): writes only beneath the
   agent's dirs (``AGENTPOST_AGENT_DIRS``), its own scratch dir (HOME and TMPDIR), ``/dev`` and
   the ``--rw`` dirs; reads, runs and lists beneath every top-level dir but ``/tests`` and
-  ``/logs`` (so no path, symlink or ``/proc/PID/root`` trick reaches the hidden tests); no
+  ``/logs`` (so no path, symlink or ``/proc/PID/root`` trick reaches the hidden tests; each
+  rule's dir is reached from ``/`` without following a link, since with a writable root the
+  verifier's ``/`` is the agent's commit and ``/peek -> /tests`` or ``/app -> /logs`` would
+  grant the hidden dir itself); no
   signal or ptrace to a process outside the domain (the test tree), no abstract Unix socket of
   the test tree. ``no_new_privs`` is set, so no setuid binary gives anything back.
 
@@ -28,6 +31,7 @@ Layer: io.
 import ctypes
 import os
 import pwd
+import stat
 import sys
 import tempfile
 
@@ -101,9 +105,8 @@ def _landlock(libc, write_dirs):
     for d in ["/dev", *write_dirs]:
         rules[d] = fs
     for path, access in rules.items():
-        try:
-            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
-        except OSError:
+        fd = _open_no_links(path)
+        if fd is None:
             continue
         try:
             if not os.path.isdir(f"/proc/self/fd/{fd}"):
@@ -117,6 +120,26 @@ def _landlock(libc, write_dirs):
         sys.exit("as-agent: landlock_restrict_self: " + os.strerror(ctypes.get_errno()))
     os.close(ruleset)
     return abi
+
+
+def _open_no_links(path):
+    """An ``O_PATH`` fd of ``path`` reached from ``/`` without following a link, or None (a
+    link or a missing name on the way). With a writable root the verifier's ``/`` is the agent's
+    commit: a rule opened through ``/peek -> /tests`` or an ``/app -> /logs`` would grant the
+    hidden dir itself (a rule binds the inode the link leads to)."""
+    fd = os.open("/", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for name in [p for p in os.path.normpath(path).split("/") if p]:
+            nxt = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+            if stat.S_ISLNK(os.fstat(fd).st_mode):
+                os.close(fd)
+                return None
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
 
 
 class _PathBeneath(ctypes.Structure):

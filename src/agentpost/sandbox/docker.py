@@ -13,9 +13,12 @@ plus one to sweep. What a sandbox sees:
 - its writable directories (``/app`` … from the spec), ``/tmp`` and the home ``/root`` as
   anonymous volumes. Docker fills a fresh volume with the image's contents at that path (files,
   owners, modes), so what the Dockerfile put in ``/app`` or ``/root`` is there, while everything
-  is still private to this container and gone with it. File access (put/get, snapshot, restore)
-  goes through the volumes' host directories, with the same symlink-safe code as bwrap (which
-  needs the daemon on this host; a remote daemon is not supported);
+  is still private to this container and gone with it. With ``writable_root`` they are no
+  volumes but dirs of the container layer (made if the image lacks them), so that all of them
+  are one filesystem, as in Harbor (a rename from ``/app`` to ``/tmp`` works). File access
+  (put/get, snapshot, restore) goes through the volumes' host directories, or the layer's merged
+  directory, with the same symlink-safe code as bwrap (``docker_volumes.py``; it needs the daemon
+  on this host: a remote daemon is not supported);
 - no network, ever: ``--network none``. A spec asking for the network is refused (the daemon
   here runs without a bridge; image *builds* may use the host network, running tasks never).
 - ``/run`` is a small tmpfs (a writable root keeps the image's). ``/logs/agent`` is created world-writable so an agent running as
@@ -55,6 +58,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import shlex
 import shutil
 import subprocess
 import threading
@@ -68,7 +72,7 @@ from agentpost.sandbox.capture import argv_of, kill_group, run_capped, runaway_b
 from agentpost.sandbox.docker_guard import DiskGuard
 from agentpost.sandbox.docker_reaper import LABEL, ensure_watchdog, owner_of, prune_stale
 from agentpost.sandbox.docker_server import NO_PYTHON, DockerServer
-from agentpost.sandbox.docker_volumes import DISK_POLL_S, DiskWatch, VolumeLayout
+from agentpost.sandbox.docker_volumes import DISK_POLL_S, DiskWatch, VolumeLayout, layer_state
 from agentpost.sandbox.exec_client import ServerDied, StartFailed
 
 __all__ = ["LABEL", "DockerBackend", "DockerSandbox"]
@@ -123,9 +127,11 @@ class DockerSandbox:
                 keeper = ["--entrypoint", _KEEPER[0], image, *_KEEPER[1:]]
                 backend.cli("run", "-d", "--init", *args, *keeper, timeout_s=300)
             self.layout = VolumeLayout(backend, self.name, spec.writable_dirs,
-                                       spec.limits.disk_bytes)  # fmt: skip
+                                       spec.limits.disk_bytes, layer=spec.writable_root)  # fmt: skip
             self._disk = DiskWatch(backend, self.name, self.layout, spec.limits.disk_bytes)
             self.fs = self.layout.fs
+            if spec.writable_root:  # the layer's dirs (volumes were made by docker)
+                self._setup_exec(f"mkdir -p {' '.join(map(shlex.quote, spec.writable_dirs))}")
             self._root_exec("mkdir -p /logs/agent /logs/verifier && chmod 777 /logs/agent")
             if spec.services:
                 self._services = docker_services.start(
@@ -135,6 +141,8 @@ class DockerSandbox:
                 docker_services.wait_healthy(backend, self.name, spec.services)
             if spec.keep_processes and self.executor is not None and self._disk.active:
                 self._guard = DiskGuard(self)  # the quota between commands (docker_guard.py)
+            # what set-up left in the layer: the verifier commits it only when it changed
+            self.layer_base = layer_state(backend, self.name) if spec.writable_root else None
         except BaseException:
             self.close()
             raise
@@ -146,7 +154,10 @@ class DockerSandbox:
         return ["--network", "none", "--hostname", "sandbox"]
 
     def _volume_args(self) -> list[str]:
-        """A fresh anonymous volume for each writable dir, /tmp and the home."""
+        """A fresh anonymous volume for each writable dir, /tmp and the home (none for a
+        writable root: they are the container layer's)."""
+        if self.spec.writable_root:
+            return []
         args = []
         for path in sorted({*self.spec.writable_dirs, "/tmp", "/root"}):
             args += ["-v", path]

@@ -12,7 +12,12 @@ The tests run in a second container of the task's image beside the agent's, neve
   agent container's own volumes, mounted by name, or fresh volumes holding a *copy* of them when
   the agent's servers were kept (``keep_processes``: a live server cannot change what the tests
   read or plant a link meanwhile). The copy is made by a one-off container of the same image
-  that sees the agent's volumes read-only;
+  that sees the agent's volumes read-only. With ``writable_root`` the agent's dirs, ``/tmp`` and
+  the home are its container layer's (one filesystem, as in Harbor), so they come in the
+  committed image below, a copy already, and the agent's ``/tmp`` is the tests' ``/tmp`` as in
+  Harbor's one container; ``/tests`` and ``/logs`` are still fresh volumes, and empty ones
+  (``volume-nocopy``) when the image is the agent's commit: what the agent wrote there in its
+  layer is never the tests' (a planted ``/logs/verifier/reward.txt``, a ``/tests/conftest.py``);
 - **the network**: none, or, when servers were kept or the task has compose services, the agent
   container's network namespace (``--network container:<agent>``): the tests reach them on
   loopback (and the services by name) and share nothing else;
@@ -42,9 +47,13 @@ import os
 import shlex
 
 from agentpost.errors import InfraError
+from agentpost.ingress.hostdir import descend, open_root
+from agentpost.ingress.keys import LinkRefused
 from agentpost.sandbox.docker import DEFAULT_IMAGE, DockerSandbox
+from agentpost.sandbox.docker_volumes import layer_state
 
 VERIFIER_DIRS = ("/tests", "/logs")
+HARNESS_DIR = "/run/agentpost"  # where the tests' as-agent is installed (tasks/verifier.py)
 COPY_FROM = "/.agentpost-agent"
 
 
@@ -52,9 +61,10 @@ class DockerVerifier(DockerSandbox):
     def __init__(self, agent: DockerSandbox, kept: int):
         self.agent = agent
         self.kept = kept
-        self.copied = kept > 0
+        self.layer = agent.spec.writable_root  # the agent's dirs come with its committed layer
+        self.copied = kept > 0 and not self.layer
         self.agent_dirs = tuple(p for p in agent.layout.mounts if p not in VERIFIER_DIRS)
-        self.shares_net = self.copied or bool(agent.spec.services)
+        self.shares_net = kept > 0 or bool(agent.spec.services)
         user = agent.spec.user
         self.agent_user = None if user in (None, "", "0", "root", "0:0") else user
         changed = agent.spec.writable_root and _root_changed(agent)
@@ -72,12 +82,42 @@ class DockerVerifier(DockerSandbox):
         except BaseException:
             self._remove_image()
             raise
-        if self.copied:
-            try:
+        try:
+            if self.committed:  # (an unchanged root is the task's image: not the agent's)
+                self._check_own_dirs()
+            if self.copied:
                 self._copy_in()
-            except BaseException:
-                self.close()
-                raise
+        except BaseException:
+            self.close()
+            raise
+
+    def _check_own_dirs(self) -> None:
+        """With the agent's committed root, every name on the way to ``/tests``, ``/logs`` and
+        the harness's ``/run/agentpost`` is the agent's: docker mounts a volume (or tmpfs)
+        where a link there leads, e.g. the verifier's ``/logs`` inside the agent's ``/app``
+        for ``/logs -> /app/L``, where code run through as-agent may write the reward. So each
+        must be a real directory (read on the host, in this container's own layer, which no
+        agent process can change); otherwise the verifier refuses that root (the outcome rules
+        then give the agent its 0: a control in a fresh sandbox grades cleanly)."""
+        root = open_root(self.layout.merged)
+        try:
+            for path in (*VERIFIER_DIRS, HARNESS_DIR):
+                try:
+                    with descend(root, path.strip("/").split("/"), where=path):
+                        pass
+                except LinkRefused as e:
+                    raise InfraError(f"the agent's root: {e}: the verifier's {path} cannot be "
+                                     "mounted there") from None  # fmt: skip
+                except FileNotFoundError:
+                    pass  # (made by docker or the harness in this container's own layer)
+        finally:
+            os.close(root)
+
+    @property
+    def swept_dirs(self) -> tuple[str, ...]:
+        """Where the link sweep looks (``tasks.verifier.run_tests``): the agent's dirs, and,
+        from a writable root, its ``/tmp`` and home, which are the tests' here."""
+        return (*self.agent_dirs, *(("/tmp", "/root") if self.layer else ()))
 
     def _run_tmpfs(self) -> str:
         return "/run:size=1m,exec"  # as-agent is installed there (docker's default: noexec)
@@ -109,6 +149,13 @@ class DockerVerifier(DockerSandbox):
 
     def _volume_args(self) -> list[str]:
         args = []
+        if self.layer:  # an empty volume each: not filled from the agent's commit
+            for path in VERIFIER_DIRS:
+                nocopy = ",volume-nocopy=true" if self.committed else ""
+                args += ["--mount", f"type=volume,destination={path}{nocopy}"]
+            # the harness's own dir, fresh (a writable root has no fresh /run): an as-agent
+            # the agent planted there, or a link in its place, is not what the tests run
+            return [*args, "--tmpfs", f"{HARNESS_DIR}:size=1m,exec"]
         for path in sorted({*VERIFIER_DIRS, "/tmp", "/root"}):
             args += ["-v", path]
         for path in self.agent_dirs:
@@ -140,25 +187,14 @@ class DockerVerifier(DockerSandbox):
 
 
 def _root_changed(agent: DockerSandbox) -> bool:
-    """Whether the agent's container layer holds anything but the stubs of its volumes'
-    mount points (read on the host; unknown counts as changed). Unchanged, the task's own
-    image is the agent's root, and no commit is needed."""
-    upper = agent.backend.cli(
-        "inspect", "--format", "{{.GraphDriver.Data.UpperDir}}", agent.name,
-        timeout_s=60, check=False,
-    ).strip()  # fmt: skip
-    if not upper or not os.path.isdir(upper):
-        return True
-    stubs = set()
-    for mount in [*agent.layout.mounts, *agent.layout.private]:
-        parts = mount.strip("/").split("/")
-        stubs |= {"/".join(parts[: i + 1]) for i in range(len(parts))}
-    for root, dirs, files in os.walk(upper):
-        for name in dirs + files:
-            rel = os.path.relpath(os.path.join(root, name), upper)
-            if rel not in stubs or not os.path.isdir(os.path.join(root, name)):
-                return True
-    return False
+    """Whether the agent's container layer differs from what set-up left in it (read on the
+    host, ``docker_volumes.layer_state``; unknown counts as changed). Unchanged, the task's own
+    image is the agent's root, and no commit is needed. (Names alone were compared once: an
+    ``/app`` emptied by ``rm -rf /app && mkdir /app``, re-moded, or replaced by a link looked
+    unchanged, and the tests got the image's ``/app``.)"""
+    base = getattr(agent, "layer_base", None)
+    now = layer_state(agent.backend, agent.name)
+    return base is None or now is None or now != base
 
 
 def _commit(agent: DockerSandbox) -> str:

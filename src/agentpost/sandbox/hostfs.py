@@ -52,7 +52,8 @@ class MountTable:
     symlink met on the way is read (``readlinkat``) and its target resolved in the sandbox's
     namespace, never followed by the kernel; the file itself is opened relative to its parent's
     fd. A dir swapped for a link after it was opened changes nothing (we hold the real one), one
-    swapped before is a link we resolve inside the sandbox."""
+    swapped before is a link we resolve inside the sandbox. A mount at ``/`` (a container's whole
+    root, ``docker_volumes``) makes every path of the sandbox reachable, still by descent."""
 
     def __init__(self, mounts: dict[str, str], owner: tuple[int, int] | None = None):
         self.mounts = {posixpath.normpath(k): v for k, v in mounts.items()}
@@ -101,7 +102,9 @@ class MountTable:
         if not path.startswith("/"):
             raise PermissionError(f"{path}: sandbox paths must be absolute")
         parts = [p for p in path.split("/") if p not in ("", ".")]
-        stack: list[tuple[str, int | None]] = []  # resolved dirs: (name, fd; None above mounts)
+        # resolved dirs: (name, fd; None above mounts); a root mount ("/": a container's whole
+        # layer) is the bottom of the stack, named "", and ".." never pops it
+        stack: list[tuple[str, int | None]] = self._bottom()
         hops = 0
         try:
             while True:
@@ -114,10 +117,10 @@ class MountTable:
                     return os.dup(fd), ""
                 name = parts.pop(0)
                 if name == "..":
-                    if stack:
+                    if stack and stack[-1][0]:
                         _close(stack.pop()[1])
                     continue
-                spath = "/" + "/".join([n for n, _ in stack] + [name])
+                spath = "/" + "/".join([n for n, _ in stack if n] + [name])
                 parent = stack[-1][1] if stack else None
                 last = not parts
                 if spath in self.mounts:  # the mount hides what its parent holds
@@ -146,11 +149,15 @@ class MountTable:
                 if target.startswith("/"):
                     for _, fd in stack:
                         _close(fd)
-                    stack = []
+                    stack = self._bottom()
                 parts = [p for p in target.split("/") if p not in ("", ".")] + parts
         finally:
             for _, fd in stack:
                 _close(fd)
+
+    def _bottom(self) -> list[tuple[str, int | None]]:
+        root = self.mounts.get("/")
+        return [("", open_root(root))] if root else []
 
     def _open_dir(self, parent: int, name: str, make: bool, path: str) -> int | str:
         """An fd of dir ``name`` in ``parent`` (made when missing and ``make``), or the target

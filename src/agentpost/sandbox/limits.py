@@ -22,8 +22,10 @@ Layer: io.
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
 import secrets
+import stat
 
 _MNT_DETACH, _MS_NOSUID, _MS_NODEV = 2, 2, 4
 JOIN = 'echo $$ > "$0" && exec "$@"'  # run by /bin/sh: join the cgroup, then become bwrap
@@ -177,18 +179,52 @@ def quota_full(path: str, margin: int = 1 << 20) -> bool:
 BLOCK = 4096  # what an entry counts at least: an empty file or a link still takes an inode
 
 
+UNMEASURED = 1 << 62  # what a tree too deep to walk counts as: more than any quota
+_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_GONE = (errno.ENOENT, errno.ENOTDIR, errno.ELOOP)  # removed or swapped meanwhile: not there
+
+
 def usage_bytes(path: str) -> int:
     """Bytes allocated under ``path`` (the fallback's poll; hard links counted once), each
     entry counted as at least ``BLOCK``: empty files take no block but an inode each of the
-    host's filesystem, so millions of them would otherwise pass any quota."""
+    host's filesystem, so millions of them would otherwise pass any quota. The walk goes by
+    descent (``openat``, one fd per level, never a host path: a dir nested past ``PATH_MAX``
+    was skipped silently by ``os.walk``, and what lay below never counted); a tree deeper than
+    this process may hold fds for counts as ``UNMEASURED``. A dir it may not read (not root,
+    mode 000) is still skipped."""
     seen, total = set(), 0
-    for root, dirs, files in os.walk(path):
-        for name in files + dirs:
-            try:
-                st = os.lstat(os.path.join(root, name))
-            except OSError:
+    stack: list[tuple[int, list[str] | None]] = [(os.open(path, _DIR), None)]
+    try:
+        while stack:
+            fd, todo = stack[-1]
+            if todo is None:
+                todo = []
+                stack[-1] = (fd, todo)
+                try:
+                    entries = list(os.scandir(fd))
+                except PermissionError:
+                    entries = []
+                for e in entries:
+                    try:
+                        st = e.stat(follow_symlinks=False)
+                    except FileNotFoundError:
+                        continue
+                    if (st.st_dev, st.st_ino) not in seen:
+                        seen.add((st.st_dev, st.st_ino))
+                        total += max(st.st_blocks * 512, BLOCK)
+                    if stat.S_ISDIR(st.st_mode):
+                        todo.append(e.name)
+            if not todo:
+                os.close(stack.pop()[0])
                 continue
-            if (st.st_dev, st.st_ino) not in seen:
-                seen.add((st.st_dev, st.st_ino))
-                total += max(st.st_blocks * 512, BLOCK)
+            try:
+                stack.append((os.open(todo.pop(), _DIR, dir_fd=fd), None))
+            except OSError as e:
+                if e.errno in (errno.EMFILE, errno.ENFILE):
+                    return UNMEASURED
+                if e.errno not in (*_GONE, errno.EACCES):
+                    raise
+    finally:
+        for fd, _ in stack:
+            os.close(fd)
     return total

@@ -225,7 +225,8 @@ def run_tests(
     run = TestRun()
     with sandbox.verifier_sandbox() as v:
         dirs = list(v.agent_dirs)
-        argv = ["/bin/sh", "-c", PREPARE, "sweep", SWEEP_PY, str(SWEEP_MAX_ENTRIES), *dirs]
+        swept = list(getattr(v, "swept_dirs", dirs))  # (docker: the agent's /tmp, home too)
+        argv = ["/bin/sh", "-c", PREPARE, "sweep", SWEEP_PY, str(SWEEP_MAX_ENTRIES), *swept]
         prep = v.exec(argv, stdin=as_agent_source(), timeout_s=SWEEP_TIMEOUT_S, **exec_kw)
         run.removed_links = _removed(prep.stdout)
         if prep.timed_out or prep.exit_code != 0 or SWEEP_DONE not in prep.stdout:
@@ -262,7 +263,7 @@ def _removed(out: str) -> int:
     for line in out.splitlines():
         if line.startswith(SWEEP_DONE):
             parts = line.split()
-            return int(parts[-1]) if len(parts) > 4 and parts[-1].isdigit() else 0
+            return int(parts[-1]) if len(parts) >= 4 and parts[-1].isdigit() else 0
     return 0
 
 
