@@ -67,6 +67,7 @@ def test_the_container_is_harbors(docker):
     big = load_task(SHAPES / "py313-verifier")  # memory = "2G", cpus = 1, storage = "10G"
     lim = spec_for(big, backend=docker).limits
     assert (lim.memory_bytes, lim.cpus, lim.disk_bytes) == (2 << 30, 1.0, 10 << 30)
+    assert lim.file_bytes == 10 << 30  # no per-file limit below the disk (uvx copies torch's libs)
     with docker.create(spec_for(big, backend=docker)) as sb:
         inspect = json.loads(docker.cli("inspect", sb.name, timeout_s=30))[0]["HostConfig"]
         assert (inspect["Memory"], inspect["NanoCpus"]) == (2 << 30, 10**9)

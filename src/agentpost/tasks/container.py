@@ -70,7 +70,8 @@ def container_spec(task: Task, backend) -> dict:
     writable root of its own and processes that outlive an exec (``keep_processes``; both
     ``Task.writable_root``: not for agentpost's own tasks), and ``[environment]`` ``cpus``,
     ``memory`` and ``storage`` as the
-    sandbox's limits (unset: the defaults of ``Limits``). A task family with its own images
+    sandbox's limits (unset: the defaults of ``Limits``; ``storage`` bounds the largest file
+    too, as Harbor sets no per-file limit). A task family with its own images
     (``FAMILY_IMAGES``) keeps its container as it is: its image and limits only."""
     from dataclasses import replace
 
@@ -101,7 +102,8 @@ def container_spec(task: Task, backend) -> dict:
     if task.memory_mb:
         mem = task.memory_mb << 20
         lim = replace(lim, memory_bytes=mem, sandbox_memory_bytes=mem)
-    if task.storage_mb:
-        lim = replace(lim, disk_bytes=task.storage_mb << 20)
+    if task.storage_mb:  # Harbor has no per-file limit: a file may be as large as the disk
+        disk = task.storage_mb << 20  # (TB2's torch tests: uvx copies CUDA libraries > 512 MiB)
+        lim = replace(lim, disk_bytes=disk, file_bytes=max(lim.file_bytes, disk))
     out["limits"] = lim
     return out
