@@ -294,3 +294,29 @@ def test_a_kept_server_swapping_app_itself_never_redirects_the_host(docker, pyth
     for snap in snaps:
         with tarfile.open(snap) as tar:
             assert not any("canary" in n or n.endswith("passwd") for n in tar.getnames())
+
+
+@pytest.mark.parametrize("kept", [False, True])
+def test_an_agent_dir_the_image_declares_a_volume_reaches_the_tests(docker, python_image, kept):
+    """An image with ``VOLUME /app`` (its own, or its base's): docker gives the writable-root
+    container a volume there all the same, and ``docker commit`` leaves volumes out, so the
+    tests got the image's ``/app`` and every solution scored as the untouched state."""
+    tag = "review3-volume-app:1"
+    import subprocess
+
+    subprocess.run([docker.binary, "build", "--network", "none", "-q", "-t", tag, "-"], check=True, timeout=300,
+                   input=f"FROM {python_image}\nRUN mkdir -p /app && echo i > /app/from-image\n"
+                         "VOLUME /app\n", text=True, capture_output=True)  # fmt: skip
+    try:
+        spec = SandboxSpec(image=tag, writable_root=True, keep_processes=kept)
+        with docker.create(spec) as box:
+            assert (
+                box.exec("rm /app/from-image && echo agent > /app/x && echo r > /root/r").exit_code
+                == 0
+            )
+            if kept:  # a server, kept: the tests then get a copy of the volume
+                box.exec("(python3 -c 'import socket,time; s=socket.socket(); s.bind((\"127.0.0.1\", 0)); s.listen(); time.sleep(600)' &); true")  # fmt: skip
+            with box.verifier_sandbox() as v:
+                assert v.exec("ls /app; cat /app/x /root/r").stdout == "x\nagent\nr\n"
+    finally:
+        docker.cli("rmi", "-f", tag, timeout_s=120, check=False)
