@@ -15,6 +15,7 @@ re-moded, looked unchanged and the tests got the image's ``/app`` back).
 from __future__ import annotations
 
 import pytest
+from host_canaries import HostCanaries
 
 from agentpost.errors import InfraError
 from agentpost.sandbox.base import SandboxSpec
@@ -233,3 +234,89 @@ def test_a_snapshot_of_a_layer_whose_app_the_agent_removed_is_its_state(docker, 
         assert "logs/kept" in names and not any(n.split("/")[0] == "app" for n in names)
         with docker.restore(snap) as again:
             assert again.exec("ls -A /app; cat /logs/kept", cwd="/").stdout == "l\n"
+
+
+# --- a kept server swapping the layer's dirs for links to a host path while the host works ----
+
+SWAP_TOP = r"""
+import ctypes, os, socket, sys
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
+top, host = sys.argv[1], sys.argv[2]
+os.chdir("/"); os.makedirs(top + "/d", exist_ok=True)
+os.symlink(host, "l"); os.symlink(host, top + "/l")
+libc = ctypes.CDLL(None, use_errno=True)
+open("/root/ready", "w").close()
+while True:  # /app <-> /l and /app/d <-> /app/l (each l -> the host dir), atomically
+    libc.renameat2(-100, top.lstrip("/").encode(), -100, b"l", 2)
+    libc.renameat2(-100, (top + "/d").encode(), -100, (top + "/l").encode(), 2)
+"""
+
+
+def test_a_kept_server_swapping_app_itself_never_redirects_the_host(docker, python_image, tmp_path):
+    """In the layer the agent can swap ``/app`` itself (a volume's mount point it could not),
+    and ``/app/d``, with links to a host dir, over and over, while the host puts, gets,
+    snapshots and polls the disk: each lands in the container or is refused, never outside."""
+    import tarfile
+    import time
+
+    from agentpost.ingress.keys import Refused
+
+    canaries = HostCanaries(tmp_path / "host")
+    spec = SandboxSpec(image=python_image, writable_root=True, keep_processes=True)
+    got, snaps = [], []
+    with docker.create(spec) as box:
+        box.put("/root/swap.py", SWAP_TOP.encode())
+        r = box.exec(f"(python3 /root/swap.py /app {canaries.root} >/dev/null 2>&1 &); true")
+        assert r.exit_code == 0, r
+        deadline = time.monotonic() + 30
+        while box.exec("test -e /root/ready", cwd="/").exit_code != 0:
+            assert time.monotonic() < deadline, "the swapper never started"
+        for i in range(1500):
+            for path in ("/app/f", "/app/d/f"):
+                try:
+                    box.put(path, b"pwned %d" % i)
+                except (Refused, OSError):
+                    pass
+            for path in ("/app/canary.txt", "/app/d/canary.txt"):
+                try:
+                    got.append(box.get(path))
+                except (Refused, OSError):
+                    pass
+            if i % 100 == 0:
+                box._disk.used()
+                try:
+                    snaps.append(box.snapshot(str(tmp_path / f"s{i}.tar")).path)
+                except (Refused, OSError):
+                    pass
+        assert box.exec("pgrep -f swap.py >/dev/null", cwd="/").exit_code == 0  # still swapping
+    assert not [g for g in got if g.startswith(b"canary")], "a host file was read"
+    assert canaries.untouched(), canaries.changes()
+    for snap in snaps:
+        with tarfile.open(snap) as tar:
+            assert not any("canary" in n or n.endswith("passwd") for n in tar.getnames())
+
+
+@pytest.mark.parametrize("kept", [False, True])
+def test_an_agent_dir_the_image_declares_a_volume_reaches_the_tests(docker, python_image, kept):
+    """An image with ``VOLUME /app`` (its own, or its base's): docker gives the writable-root
+    container a volume there all the same, and ``docker commit`` leaves volumes out, so the
+    tests got the image's ``/app`` and every solution scored as the untouched state."""
+    tag = "review3-volume-app:1"
+    import subprocess
+
+    subprocess.run([docker.binary, "build", "--network", "none", "-q", "-t", tag, "-"], check=True, timeout=300,
+                   input=f"FROM {python_image}\nRUN mkdir -p /app && echo i > /app/from-image\n"
+                         "VOLUME /app\n", text=True, capture_output=True)  # fmt: skip
+    try:
+        spec = SandboxSpec(image=tag, writable_root=True, keep_processes=kept)
+        with docker.create(spec) as box:
+            assert (
+                box.exec("rm /app/from-image && echo agent > /app/x && echo r > /root/r").exit_code
+                == 0
+            )
+            if kept:  # a server, kept: the tests then get a copy of the volume
+                box.exec("(python3 -c 'import socket,time; s=socket.socket(); s.bind((\"127.0.0.1\", 0)); s.listen(); time.sleep(600)' &); true")  # fmt: skip
+            with box.verifier_sandbox() as v:
+                assert v.exec("ls /app; cat /app/x /root/r").stdout == "x\nagent\nr\n"
+    finally:
+        docker.cli("rmi", "-f", tag, timeout_s=120, check=False)

@@ -62,8 +62,16 @@ class DockerVerifier(DockerSandbox):
         self.agent = agent
         self.kept = kept
         self.layer = agent.spec.writable_root  # the agent's dirs come with its committed layer
-        self.copied = kept > 0 and not self.layer
         self.agent_dirs = tuple(p for p in agent.layout.mounts if p not in VERIFIER_DIRS)
+        # the agent's dirs in volumes: all of them, or, in a writable root, those the image
+        # declares a VOLUME for (docker makes one all the same, and a commit leaves it out)
+        names = agent.layout.names
+        self.volume_dirs = (
+            tuple(p for p in (*self.agent_dirs, "/tmp", "/root") if names.get(p))
+            if self.layer
+            else self.agent_dirs
+        )
+        self.copied = kept > 0 and bool(self.volume_dirs)
         self.shares_net = kept > 0 or bool(agent.spec.services)
         user = agent.spec.user
         self.agent_user = None if user in (None, "", "0", "root", "0:0") else user
@@ -155,13 +163,14 @@ class DockerVerifier(DockerSandbox):
                 args += ["--mount", f"type=volume,destination={path}{nocopy}"]
             # the harness's own dir, fresh (a writable root has no fresh /run): an as-agent
             # the agent planted there, or a link in its place, is not what the tests run
-            return [*args, "--tmpfs", f"{HARNESS_DIR}:size=1m,exec"]
-        for path in sorted({*VERIFIER_DIRS, "/tmp", "/root"}):
-            args += ["-v", path]
-        for path in self.agent_dirs:
-            name = self.agent.layout.names.get(path)
-            if self.copied:
+            args += ["--tmpfs", f"{HARNESS_DIR}:size=1m,exec"]
+        else:
+            for path in sorted({*VERIFIER_DIRS, "/tmp", "/root"}):
                 args += ["-v", path]
+        for path in self.volume_dirs:
+            name = self.agent.layout.names.get(path)
+            if self.copied:  # empty: the copy is exactly the agent's (no file it removed)
+                args += ["--mount", f"type=volume,destination={path},volume-nocopy=true"]
             elif not name:
                 raise InfraError(f"docker named no volume for the agent's {path}")
             else:
@@ -171,13 +180,13 @@ class DockerVerifier(DockerSandbox):
     def _copy_in(self) -> None:
         """Copy the agent's dirs into this container's own volumes, in a one-off container."""
         mounts = []
-        for path in self.agent_dirs:
+        for path in self.volume_dirs:
             name = self.agent.layout.names.get(path)
             if not name:
                 raise InfraError(f"docker named no volume for the agent's {path}")
             mounts += ["-v", f"{name}:{COPY_FROM}{path}:ro"]
         q = shlex.quote
-        script = " && ".join(f"cp -a {q(COPY_FROM + p)}/. {q(p)}/" for p in self.agent_dirs)
+        script = " && ".join(f"cp -a {q(COPY_FROM + p)}/. {q(p)}/" for p in self.volume_dirs)
         self.backend.cli(
             "run", "--rm", "--network", "none", "--read-only", "-u", "0",
             "--label", f"{_label(self)}", "--volumes-from", f"{self.name}:rw", *mounts,
