@@ -251,3 +251,18 @@ def test_an_mteb_model_by_name_is_a_hub_download():
     assert read_needs({"solution/solve.sh": solve}).to_json()["notes"] == [
         "solution/solve.sh: fetches from huggingface.co (mteb.get_model; no registry here serves it)"
     ]
+
+
+def test_a_torchvision_dataset_with_download_true_is_named():
+    """TB2's pytorch-model-cli: its tests call ``datasets.MNIST(root=..., download=True, ...)``
+    over several lines (MNIST's mirrors: not reachable offline)."""
+    py = (
+        "from torchvision import datasets\n"
+        'd = datasets.MNIST(\n    root="./data",\n    train=False,\n    download=True,\n'
+        "    transform=transforms.ToTensor(),\n)\n"
+        'e = datasets.CIFAR10(root="x", download=False)\n'
+    )
+    assert read_needs({"tests/test_outputs.py": py}).to_json()["notes"] == [
+        "tests/test_outputs.py: fetches from the dataset's own hosts (torchvision"
+        " datasets.MNIST(download=True); no registry here serves it)"
+    ]

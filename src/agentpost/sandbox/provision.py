@@ -86,6 +86,9 @@ _HUB = re.compile(
     r"\b(from_pretrained|load_dataset|hf_hub_download|snapshot_download|torch\.hub\.load"
     r"|mteb\.get_model)\("
 )
+# a torchvision dataset fetched by its constructor (``datasets.MNIST(root, download=True)``: the
+# call may span lines; each dataset has mirrors of its own)
+_TV_DATASET = re.compile(r"\bdatasets\.(\w+)\((?:[^()]|\([^()]*\))*?\bdownload\s*=\s*True")
 # R's package repositories (install.packages, remotes::install_version ...: CRAN and mirrors)
 _R_REPOS = re.compile(r"\brepos\s*=\s*(?:c\(\s*)?[\"'](?:https?|ftp)://([A-Za-z0-9.-]+)")
 _PY_URL = re.compile(
@@ -290,6 +293,11 @@ def read_needs(texts: dict[str, str]) -> Needs:
     for label, text in texts.items():
         for line in logical_lines(text):
             _read_line(line, label, needs)
+        for m in _TV_DATASET.finditer(text):
+            needs.notes.append(
+                f"{label}: fetches from the dataset's own hosts (torchvision"
+                f" datasets.{m.group(1)}(download=True); no registry here serves it)"
+            )
         if _HTTP_CLIENT.search(text):
             for m in _URL_LITERAL.finditer(text):
                 _note_host(m.group(1), label, needs)
