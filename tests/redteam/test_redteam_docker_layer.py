@@ -296,27 +296,38 @@ def test_a_kept_server_swapping_app_itself_never_redirects_the_host(docker, pyth
             assert not any("canary" in n or n.endswith("passwd") for n in tar.getnames())
 
 
-@pytest.mark.parametrize("kept", [False, True])
-def test_an_agent_dir_the_image_declares_a_volume_reaches_the_tests(docker, python_image, kept):
-    """An image with ``VOLUME /app`` (its own, or its base's): docker gives the writable-root
+SERVER = (
+    '(python3 -c \'import socket, time; s = socket.socket(); s.bind(("127.0.0.1", 0));'
+    " s.listen(); time.sleep(600)' &); sleep 1"
+)
+
+
+@pytest.mark.parametrize("root", [True, False], ids=["writable-root", "read-only-root"])
+@pytest.mark.parametrize("kept", [False, True], ids=["no-server", "kept-server"])
+def test_an_agent_dir_in_a_volume_reaches_the_tests_as_the_agent_left_it(
+    docker, python_image, root, kept
+):
+    """An image with ``VOLUME /app`` (its own, or its base's): docker gives a writable-root
     container a volume there all the same, and ``docker commit`` leaves volumes out, so the
-    tests got the image's ``/app`` and every solution scored as the untouched state."""
-    tag = "review3-volume-app:1"
+    tests got the image's ``/app`` and every solution scored as the untouched state. And with a
+    kept server the tests get a copy, which began as a volume filled from the image: a file the
+    agent had removed came back (read-only roots too)."""
     import subprocess
 
-    subprocess.run([docker.binary, "build", "--network", "none", "-q", "-t", tag, "-"], check=True, timeout=300,
-                   input=f"FROM {python_image}\nRUN mkdir -p /app && echo i > /app/from-image\n"
-                         "VOLUME /app\n", text=True, capture_output=True)  # fmt: skip
+    tag = "review3-volume-app:1"
+    dockerfile = (
+        f"FROM {python_image}\nRUN mkdir -p /app && echo i > /app/from-image\nVOLUME /app\n"
+    )
+    build = [docker.binary, "build", "--network", "none", "-q", "-t", tag, "-"]
+    subprocess.run(build, check=True, timeout=300, input=dockerfile, text=True, capture_output=True)
     try:
-        spec = SandboxSpec(image=tag, writable_root=True, keep_processes=kept)
+        spec = SandboxSpec(image=tag, writable_root=root, keep_processes=kept)
         with docker.create(spec) as box:
-            assert (
-                box.exec("rm /app/from-image && echo agent > /app/x && echo r > /root/r").exit_code
-                == 0
-            )
-            if kept:  # a server, kept: the tests then get a copy of the volume
-                box.exec("(python3 -c 'import socket,time; s=socket.socket(); s.bind((\"127.0.0.1\", 0)); s.listen(); time.sleep(600)' &); true")  # fmt: skip
+            assert box.exec("rm /app/from-image && echo agent > /app/x").exit_code == 0
+            if kept:
+                assert box.exec(SERVER).exit_code == 0
             with box.verifier_sandbox() as v:
-                assert v.exec("ls /app; cat /app/x /root/r").stdout == "x\nagent\nr\n"
+                assert v.copied == kept
+                assert v.exec("ls /app; cat /app/x").stdout == "x\nagent\n"
     finally:
         docker.cli("rmi", "-f", tag, timeout_s=120, check=False)
