@@ -240,3 +240,14 @@ def test_the_image_helper_names_an_interpreter_it_lacks():
     report = {"unservable": [], "notes": []}
     provision_image.provision_pythons({}, report)  # a needs.json written before this key
     assert report["unservable"] == []
+
+
+def test_an_mteb_model_by_name_is_a_hub_download():
+    """TB2's mteb-retrieve: ``mteb.get_model("BAAI/bge-small-zh-v1.5", revision=...)`` in a
+    heredoc of solve.sh downloads the model from huggingface.co."""
+    solve = (
+        'cat << EOF > r.py\nimport mteb\nmodel = mteb.get_model("BAAI/bge-small-zh-v1.5")\nEOF\n'
+    )
+    assert read_needs({"solution/solve.sh": solve}).to_json()["notes"] == [
+        "solution/solve.sh: fetches from huggingface.co (mteb.get_model; no registry here serves it)"
+    ]

@@ -83,7 +83,8 @@ _FETCH = re.compile(
 )
 # model and data hubs that Python libraries download from by name (no URL in the script)
 _HUB = re.compile(
-    r"\b(from_pretrained|load_dataset|hf_hub_download|snapshot_download|torch\.hub\.load)\("
+    r"\b(from_pretrained|load_dataset|hf_hub_download|snapshot_download|torch\.hub\.load"
+    r"|mteb\.get_model)\("
 )
 # R's package repositories (install.packages, remotes::install_version ...: CRAN and mirrors)
 _R_REPOS = re.compile(r"\brepos\s*=\s*(?:c\(\s*)?[\"'](?:https?|ftp)://([A-Za-z0-9.-]+)")
