@@ -331,3 +331,35 @@ def test_an_agent_dir_in_a_volume_reaches_the_tests_as_the_agent_left_it(
                 assert v.exec("ls /app; cat /app/x").stdout == "x\nagent\n"
     finally:
         docker.cli("rmi", "-f", tag, timeout_s=120, check=False)
+
+
+@pytest.mark.parametrize(
+    "turn",
+    [
+        "mkdir -p /app/L && rm -rf /logs && ln -s /app/L /logs",
+        "mkdir -p /app/T && rm -rf /tests && ln -s /app/T /tests",
+        "rm -rf /run/agentpost && mkdir -p /app/h && ln -s /app/h /run/agentpost",
+    ],
+)
+def test_a_refused_root_is_the_agents_zero_not_an_infrastructure_fault(docker, python_image, turn):
+    """End to end, in a writable root (Harbor's container): the verifier refuses a root whose
+    /logs, /tests or harness dir is a link; the control (the oracle in a fresh sandbox of the
+    same spec) grades cleanly, so the outcome is the agent's 0, never ``infra_error``."""
+    import dataclasses
+    from pathlib import Path
+
+    from grading import assert_zero
+
+    from agentpost.tasks.evaluate import evaluate, prepare, spec_for
+    from agentpost.tasks.loader import load_task
+
+    task = load_task(Path(__file__).resolve().parent / "fixtures" / "harbor-pytest")
+    spec = spec_for(task, backend=docker)
+    spec = dataclasses.replace(spec, image=python_image, writable_root=True, keep_processes=True)
+    with docker.create(spec) as box:
+        prepare(task, box)
+        assert box.exec(turn, cwd="/").exit_code == 0
+        res = evaluate(task, box)
+    assert_zero(res)
+    assert res.details["control"] == "clean", res.details
+    assert "cannot be mounted there" in res.output, res.output[-500:]
