@@ -363,3 +363,16 @@ def test_a_refused_root_is_the_agents_zero_not_an_infrastructure_fault(docker, p
     assert_zero(res)
     assert res.details["control"] == "clean", res.details
     assert "cannot be mounted there" in res.output, res.output[-500:]
+
+
+def test_a_commit_whose_root_cannot_start_says_so(docker, python_image):
+    """A file named ``/.wh.usr`` in the agent's layer is a whiteout once committed: the tests'
+    root has no /usr (the agent's own view still had it), so the verifier's container stops at
+    once. The error said the host lacked overlay2 (an operator's fault); it is the agent's root,
+    and says so (graded as the agent's 0 through the control, like any sandbox error then)."""
+    with docker.create(SandboxSpec(image=python_image, writable_root=True)) as box:
+        assert box.exec("touch /.wh.usr && test -x /usr/bin/env", cwd="/").exit_code == 0
+        with pytest.raises(InfraError) as e:
+            with box.verifier_sandbox():
+                pass
+    assert "overlay2 storage driver" not in str(e.value) and "not running" in str(e.value), e.value
