@@ -296,27 +296,83 @@ def test_a_kept_server_swapping_app_itself_never_redirects_the_host(docker, pyth
             assert not any("canary" in n or n.endswith("passwd") for n in tar.getnames())
 
 
-@pytest.mark.parametrize("kept", [False, True])
-def test_an_agent_dir_the_image_declares_a_volume_reaches_the_tests(docker, python_image, kept):
-    """An image with ``VOLUME /app`` (its own, or its base's): docker gives the writable-root
+SERVER = (
+    '(python3 -c \'import socket, time; s = socket.socket(); s.bind(("127.0.0.1", 0));'
+    " s.listen(); time.sleep(600)' &); sleep 1"
+)
+
+
+@pytest.mark.parametrize("root", [True, False], ids=["writable-root", "read-only-root"])
+@pytest.mark.parametrize("kept", [False, True], ids=["no-server", "kept-server"])
+def test_an_agent_dir_in_a_volume_reaches_the_tests_as_the_agent_left_it(
+    docker, python_image, root, kept
+):
+    """An image with ``VOLUME /app`` (its own, or its base's): docker gives a writable-root
     container a volume there all the same, and ``docker commit`` leaves volumes out, so the
-    tests got the image's ``/app`` and every solution scored as the untouched state."""
-    tag = "review3-volume-app:1"
+    tests got the image's ``/app`` and every solution scored as the untouched state. And with a
+    kept server the tests get a copy, which began as a volume filled from the image: a file the
+    agent had removed came back (read-only roots too)."""
     import subprocess
 
-    subprocess.run([docker.binary, "build", "--network", "none", "-q", "-t", tag, "-"], check=True, timeout=300,
-                   input=f"FROM {python_image}\nRUN mkdir -p /app && echo i > /app/from-image\n"
-                         "VOLUME /app\n", text=True, capture_output=True)  # fmt: skip
+    tag = "review3-volume-app:1"
+    dockerfile = (
+        f"FROM {python_image}\nRUN mkdir -p /app && echo i > /app/from-image\nVOLUME /app\n"
+    )
+    build = [docker.binary, "build", "--network", "none", "-q", "-t", tag, "-"]
+    subprocess.run(build, check=True, timeout=300, input=dockerfile, text=True, capture_output=True)
     try:
-        spec = SandboxSpec(image=tag, writable_root=True, keep_processes=kept)
+        spec = SandboxSpec(image=tag, writable_root=root, keep_processes=kept)
         with docker.create(spec) as box:
-            assert (
-                box.exec("rm /app/from-image && echo agent > /app/x && echo r > /root/r").exit_code
-                == 0
-            )
-            if kept:  # a server, kept: the tests then get a copy of the volume
-                box.exec("(python3 -c 'import socket,time; s=socket.socket(); s.bind((\"127.0.0.1\", 0)); s.listen(); time.sleep(600)' &); true")  # fmt: skip
+            assert box.exec("rm /app/from-image && echo agent > /app/x").exit_code == 0
+            if kept:
+                assert box.exec(SERVER).exit_code == 0
             with box.verifier_sandbox() as v:
-                assert v.exec("ls /app; cat /app/x /root/r").stdout == "x\nagent\nr\n"
+                assert v.copied == kept
+                assert v.exec("ls /app; cat /app/x").stdout == "x\nagent\n"
     finally:
         docker.cli("rmi", "-f", tag, timeout_s=120, check=False)
+
+
+@pytest.mark.parametrize(
+    "turn",
+    [
+        "mkdir -p /app/L && rm -rf /logs && ln -s /app/L /logs",
+        "mkdir -p /app/T && rm -rf /tests && ln -s /app/T /tests",
+        "rm -rf /run/agentpost && mkdir -p /app/h && ln -s /app/h /run/agentpost",
+    ],
+)
+def test_a_refused_root_is_the_agents_zero_not_an_infrastructure_fault(docker, python_image, turn):
+    """End to end, in a writable root (Harbor's container): the verifier refuses a root whose
+    /logs, /tests or harness dir is a link; the control (the oracle in a fresh sandbox of the
+    same spec) grades cleanly, so the outcome is the agent's 0, never ``infra_error``."""
+    import dataclasses
+    from pathlib import Path
+
+    from grading import assert_zero
+
+    from agentpost.tasks.evaluate import evaluate, prepare, spec_for
+    from agentpost.tasks.loader import load_task
+
+    task = load_task(Path(__file__).resolve().parent / "fixtures" / "harbor-pytest")
+    spec = spec_for(task, backend=docker)
+    spec = dataclasses.replace(spec, image=python_image, writable_root=True, keep_processes=True)
+    with docker.create(spec) as box:
+        prepare(task, box)
+        assert box.exec(turn, cwd="/").exit_code == 0
+        res = evaluate(task, box)
+    assert_zero(res)
+    assert res.details["control"] == "clean", res.details
+    assert "cannot be mounted there" in res.output, res.output[-500:]
+
+
+def test_a_commit_whose_root_cannot_start_says_so(docker, python_image):
+    """A file named ``/.wh.usr`` in the agent's layer is a whiteout once committed: the tests'
+    root has no /usr (the agent's own view still had it), so the verifier's container stops at
+    once. The error said the host lacked overlay2 (an operator's fault); it is the agent's root,
+    and says so (graded as the agent's 0 through the control, like any sandbox error then)."""
+    with docker.create(SandboxSpec(image=python_image, writable_root=True)) as box:
+        assert box.exec("touch /.wh.usr && test -x /usr/bin/env", cwd="/").exit_code == 0
+        with pytest.raises(InfraError) as e:
+            with box.verifier_sandbox():
+                pass
+    assert "overlay2 storage driver" not in str(e.value) and "not running" in str(e.value), e.value

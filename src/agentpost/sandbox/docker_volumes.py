@@ -147,6 +147,15 @@ def _merged_dir(backend, container: str) -> str:
         check=False,
     ).strip()  # fmt: skip
     if not merged or merged == "<no value>" or not os.path.ismount(merged):
+        state = backend.cli(
+            "inspect", "--format", "{{.State.Running}} {{.State.ExitCode}}", container,
+            timeout_s=60, check=False,
+        ).split()  # fmt: skip
+        if state[:1] == ["false"]:  # it stopped at once: its root cannot run (e.g. no /usr)
+            raise InfraError(
+                f"{container} is not running (exit {state[1] if len(state) > 1 else '?'}) just after it started: "
+                "its root cannot run the executor or the keeper"
+            )
         raise InfraError(
             f"docker shows no mounted overlay2 root for {container} ({merged or 'none'}): a "
             "writable-root sandbox needs the overlay2 storage driver on this host"

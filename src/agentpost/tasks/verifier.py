@@ -10,7 +10,11 @@
    their own space (not the agent's quota), and the agent's other dirs. So a stale
    ``reward.txt``, a planted ``.pth`` in the user site, shell rc files, a symlink at
    ``/logs/verifier`` and a process waiting to rewrite the reward count for nothing: none of them
-   exists where the tests run.
+   exists where the tests run. Except on docker with a writable root (Harbor's container): there
+   the tests' root is the agent's commit, and its ``/tmp`` and HOME are the tests' as in
+   Harbor (swept for links below, the user site off by ``PYTHONNOUSERSITE``); the dotfiles the
+   tests' tools read there (git's, uv's, pip's config) are the agent's, like those tools
+   themselves (``docs/threat-model.md``, Verifier).
 2. **The link sweep**, in that namespace, before the tests are copied in: a symbolic link in the
    agent's dirs whose target resolves into ``/tests``, ``/logs``, ``/proc`` or the harness is
    removed (``ln -s /tests/expected.txt /app/out`` points nowhere while the agent runs, and at the
