@@ -74,19 +74,23 @@ def test_the_container_is_harbors(docker):
         assert sb.exec("test -f /etc/agentpost-probe").exit_code != 0  # a root of its own
 
 
+def _check_shape_with(suite: Path, shape: str, rel: str, text: str):
+    """``agentpost tasks check`` on docker of a copy of ``shape`` whose file ``rel`` reads
+    ``text`` (the only task of ``suite``)."""
+    task = suite / shape
+    shutil.copytree(SHAPES / shape, task)
+    (task / rel).write_text(text)
+    _register()
+    return CliRunner().invoke(app, ["tasks", "check", "--suite", str(suite), "--backend", "docker"])
+
+
 @pytest.mark.timeout(900)
 def test_tasks_check_names_what_cannot_be_served(docker, tmp_path):
-    task = tmp_path / "pinned"
-    shutil.copytree(SHAPES / "solve-installs", task)
-    (task / "solution" / "solve.sh").write_text(
-        "#!/bin/bash\napt-get update\n"
-        "apt-get install -y no-such-package-agentpost\n"
-        "pip install agentpost-no-such-wheel==1.0\n"
-    )
-    _register()
-    out = CliRunner().invoke(
-        app, ["tasks", "check", "--suite", str(tmp_path), "--backend", "docker"]
-    )
+    out = _check_shape_with(
+        tmp_path, "solve-installs", "solution/solve.sh",
+        "#!/bin/bash\napt-get update\napt-get install -y no-such-package-agentpost\n"
+        "pip install agentpost-no-such-wheel==1.0\n",
+    )  # fmt: skip
     assert out.exit_code == 1, out.stdout
     assert "cannot serve apt no-such-package-agentpost" in out.stdout
     assert "this release has no package no-such-package-agentpost" in out.stdout
@@ -158,16 +162,11 @@ def test_tasks_check_names_a_python_the_image_lacks(docker, tmp_path):
     """TB2's mailman: ``uv venv -p 3.12`` in test.sh (Ubuntu 24.04's Python); the Debian 13
     base has 3.13 only and uv may not download one offline. ``tasks check`` says so: never a
     bare oracle 0. (Only that line of mailman's test.sh, so the build stays small.)"""
-    task = tmp_path / "py312"
-    shutil.copytree(SHAPES / "py313-verifier", task)
-    (task / "tests" / "test.sh").write_text(
+    out = _check_shape_with(
+        tmp_path, "py313-verifier", "tests/test.sh",
         "#!/bin/bash\nuv venv -p 3.12 .tb && echo 1 > /logs/verifier/reward.txt"
-        " || echo 0 > /logs/verifier/reward.txt\n"
-    )
-    _register()
-    out = CliRunner().invoke(
-        app, ["tasks", "check", "--suite", str(tmp_path), "--backend", "docker"]
-    )
+        " || echo 0 > /logs/verifier/reward.txt\n",
+    )  # fmt: skip
     assert out.exit_code == 1, out.stdout
     assert "cannot serve Python 3.12 (uv venv -p 3.12): tests/test.sh asks Python 3.12" in (
         out.stdout
